@@ -1,0 +1,77 @@
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.db.models import QuerySet
+
+from accounts.models import EmailCode, User
+from accounts.services import usage_reset
+from config.admin import ChangedFieldsOnlyAdmin
+
+
+class UserCreateForm(AdminUserCreationForm):
+    class Meta:
+        model = User
+        fields = ("email",)
+
+
+class UserEditForm(UserChangeForm):
+    class Meta:
+        model = User
+        fields = "__all__"
+
+
+@admin.register(User)
+class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
+    add_form = UserCreateForm
+    form = UserEditForm
+    ordering = ["email"]
+    list_display = [
+        "email",
+        "name",
+        "is_verified",
+        "is_active",
+        "usage_this_month",
+        "monthly_submission_limit",
+        "date_joined",
+    ]
+    list_filter = ["is_verified", "is_active", "is_staff"]
+    search_fields = ["email", "name"]
+    readonly_fields = ["date_joined", "last_login", "usage_month", "usage_count"]
+    actions = ["reset_usage"]
+    fieldsets = [
+        (None, {"fields": ["email", "password", "name"]}),
+        ("Status", {"fields": ["is_verified", "onboarding_complete", "is_active"]}),
+        ("Usage", {"fields": ["monthly_submission_limit", "usage_month", "usage_count"]}),
+        ("Permissions", {"fields": ["is_staff", "is_superuser", "groups", "user_permissions"]}),
+        ("Dates", {"fields": ["date_joined", "last_login"]}),
+    ]
+    add_fieldsets = [
+        (
+            None,
+            {"classes": ["wide"], "fields": ["email", "usable_password", "password1", "password2"]},
+        )
+    ]
+
+    @admin.display(description="Used this month")
+    def usage_this_month(self, user: User) -> str:
+        return f"{user.monthly_submission_count} / {user.effective_monthly_limit}"
+
+    @admin.action(description="Reset this month's submission usage")
+    def reset_usage(self, request, queryset: QuerySet[User]) -> None:
+        for user in queryset:
+            usage_reset(user=user)
+        self.message_user(request, f"Reset usage of {queryset.count()} users.", messages.SUCCESS)
+
+
+@admin.register(EmailCode)
+class EmailCodeAdmin(admin.ModelAdmin):
+    """Codes are stored hashed; operators see only when one was sent and how it was tried."""
+
+    list_display = ["user", "sent_at", "expires_at", "failed_attempts"]
+    list_select_related = ["user"]
+    search_fields = ["user__email"]
+    exclude = ["code_hash"]
+    readonly_fields = ["user", "sent_at", "expires_at", "failed_attempts"]
+
+    def has_add_permission(self, request) -> bool:
+        return False

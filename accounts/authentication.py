@@ -1,0 +1,74 @@
+"""Dashboard authentication: a JWT from ``Authorization: Bearer`` or the ``ff_token`` cookie."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.authentication import CSRFCheck
+from rest_framework.request import Request
+from rest_framework_simplejwt.authentication import JWTAuthentication
+from rest_framework_simplejwt.exceptions import InvalidToken, TokenError
+from rest_framework_simplejwt.tokens import AccessToken
+
+from accounts.models import RevokedToken, User
+from config.errors import ServiceError
+
+API_KEY_PREFIX = "ff_live_"
+
+
+def token_from_request(request: Request) -> tuple[str | None, bool]:
+    """The raw token and whether it came from the cookie. The header wins over the cookie."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if header:
+        parts = header.split()
+        if len(parts) != 2 or parts[0].lower() != "bearer":
+            raise exceptions.AuthenticationFailed("Use the header 'Authorization: Bearer <token>'.")
+        return parts[1], False
+    cookie = request.COOKIES.get(settings.AUTH_COOKIE_NAME)
+    return (cookie or None), True
+
+
+def validated_token(raw: str) -> AccessToken:
+    if raw.startswith(API_KEY_PREFIX):
+        raise exceptions.AuthenticationFailed("API keys only work with the pull API.")
+    try:
+        token = AccessToken(raw)
+    except TokenError:
+        raise exceptions.AuthenticationFailed("The token is invalid or has expired.") from None
+    if RevokedToken.objects.filter(jti=token.get("jti", "")).exists():
+        raise exceptions.AuthenticationFailed("The token has been revoked.")
+    return token
+
+
+class JWTCookieOrHeaderAuthentication(JWTAuthentication):
+    www_authenticate_realm = "api"
+
+    def authenticate(self, request: Request) -> tuple[User, AccessToken] | None:
+        raw, from_cookie = token_from_request(request)
+        if raw is None:
+            return None
+        token = validated_token(raw)
+        try:
+            user = self.get_user(token)
+        except (InvalidToken, exceptions.AuthenticationFailed):
+            raise exceptions.AuthenticationFailed("The token's user no longer exists.") from None
+        if from_cookie:
+            enforce_csrf(request)
+        return user, token
+
+
+def enforce_csrf(request: Request) -> None:
+    """The same CSRF check SessionAuthentication applies: a cookie is sent by any page."""
+
+    def dummy_get_response(_request):  # pragma: no cover - never called
+        return None
+
+    check = CSRFCheck(dummy_get_response)
+    check.process_request(request)
+    reason = check.process_view(request, None, (), {})
+    if reason:
+        raise ServiceError(
+            "csrf_failed",
+            "CSRF verification failed. Send the csrftoken cookie's value as X-CSRFToken.",
+            status_code=403,
+        )

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from datetime import date
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from config.ids import IdField
+
+
+def normalize_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def current_month() -> date:
+    now = timezone.now()
+    return date(now.year, now.month, 1)
+
+
+class UserManager(BaseUserManager["User"]):
+    use_in_migrations = True
+
+    def get_by_natural_key(self, email: str) -> User:
+        return self.get(email=normalize_email(email))
+
+    def create_user(self, email: str, password: str | None = None, **extra) -> User:
+        user = self.model(email=normalize_email(email), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra) -> User:
+        extra.update(is_staff=True, is_superuser=True, is_verified=True)
+        return self.create_user(email, password, **extra)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    id = IdField()
+    email = models.EmailField(unique=True)
+    name = models.CharField(max_length=150, blank=True, default="")
+    is_verified = models.BooleanField(default=False)
+    onboarding_complete = models.BooleanField(default=False)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+    date_joined = models.DateTimeField(default=timezone.now)
+    # Null means DEFAULT_MONTHLY_SUBMISSION_LIMIT; an operator may set another.
+    monthly_submission_limit = models.PositiveIntegerField(null=True, blank=True)
+    # The count belongs to usage_month; a count from an earlier month reads as zero.
+    usage_month = models.DateField(default=current_month)
+    usage_count = models.PositiveIntegerField(default=0)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    class Meta:
+        constraints = [models.UniqueConstraint(Lower("email"), name="user_email_ci_unique")]
+
+    def __str__(self) -> str:
+        return self.email
+
+    def save(self, *args, **kwargs) -> None:
+        self.email = normalize_email(self.email)
+        super().save(*args, **kwargs)
+
+    @property
+    def effective_monthly_limit(self) -> int:
+        if self.monthly_submission_limit is not None:
+            return self.monthly_submission_limit
+        return settings.DEFAULT_MONTHLY_SUBMISSION_LIMIT
+
+    @property
+    def monthly_submission_count(self) -> int:
+        return self.usage_count if self.usage_month == current_month() else 0
+
+
+class EmailCode(models.Model):
+    """The one live verification code of a user, stored as a keyed hash."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="email_code")
+    code_hash = models.CharField(max_length=64)
+    expires_at = models.DateTimeField()
+    failed_attempts = models.PositiveSmallIntegerField(default=0)
+    sent_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"code for {self.user_id}"
+
+
+class RevokedToken(models.Model):
+    """JWT ids revoked by logout; kept until the token would have expired anyway."""
+
+    jti = models.CharField(max_length=64, primary_key=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.jti

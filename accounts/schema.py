@@ -1,0 +1,12 @@
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+
+class JWTCookieOrHeaderScheme(OpenApiAuthenticationExtension):
+    target_class = "accounts.authentication.JWTCookieOrHeaderAuthentication"
+    name = ["bearerAuth", "cookieAuth"]
+
+    def get_security_definition(self, auto_schema):
+        return [
+            {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            {"type": "apiKey", "in": "cookie", "name": "ff_token"},
+        ]

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from accounts import views
+
+urlpatterns = [
+    path("signup", views.SignupView.as_view(), name="signup"),
+    path("verify-email", views.VerifyEmailView.as_view(), name="verify-email"),
+    path("resend-otp", views.ResendCodeView.as_view(), name="resend-otp"),
+    path("login", views.LoginView.as_view(), name="login"),
+    path("token", views.TokenView.as_view(), name="token"),
+    path("logout", views.LogoutView.as_view(), name="logout"),
+    path("me", views.MeView.as_view(), name="me"),
+]

@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts import serializers as s
+from accounts import services
+from accounts.authentication import token_from_request
+from config import ratelimit
+from config.net import client_ip
+
+SIGNUP_MESSAGE = "Check your inbox: we sent a 6-digit code to verify your email address."
+RESEND_MESSAGE = "If that address needs verification, a new code is on its way."
+
+
+class PublicAuthView(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_group = ""
+    throttle_per_minute = 20
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        if self.throttle_group:
+            ratelimit.enforce(
+                request, f"auth:{self.throttle_group}", client_ip(request), self.throttle_per_minute
+            )
+
+    def validated(self, serializer_class, request: Request) -> dict:
+        serializer = serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+def set_auth_cookie(response: HttpResponse, token) -> None:
+    response.set_cookie(
+        settings.AUTH_COOKIE_NAME,
+        str(token),
+        max_age=int(settings.JWT_LIFETIME.total_seconds()),
+        httponly=True,
+        secure=settings.AUTH_COOKIE_SECURE,
+        samesite="Lax",
+        path="/",
+    )
+
+
+def user_response(user, status_code: int = 200) -> Response:
+    response = Response({"user": s.UserSerializer(user).data}, status=status_code)
+    set_auth_cookie(response, services.token_for(user))
+    return response
+
+
+class SignupView(PublicAuthView):
+    throttle_group = "signup"
+
+    @extend_schema(request=s.CredentialsSerializer, responses={201: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.CredentialsSerializer, request)
+        services.user_sign_up(email=data["email"], password=data["password"])
+        return Response({"message": SIGNUP_MESSAGE}, status=status.HTTP_201_CREATED)
+
+
+class VerifyEmailView(PublicAuthView):
+    throttle_group = "verify"
+
+    @extend_schema(request=s.VerifyEmailSerializer, responses={200: s.UserEnvelopeSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.VerifyEmailSerializer, request)
+        user = services.user_verify_email(email=data["email"], code=data["code"])
+        return user_response(user)
+
+
+class ResendCodeView(PublicAuthView):
+    throttle_group = "resend"
+
+    @extend_schema(request=s.EmailSerializer, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.EmailSerializer, request)
+        services.user_resend_code(email=data["email"])
+        return Response({"message": RESEND_MESSAGE})
+
+
+class LoginView(PublicAuthView):
+    throttle_group = "login"
+
+    @extend_schema(request=s.CredentialsSerializer, responses={200: s.UserEnvelopeSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.CredentialsSerializer, request)
+        user = services.user_authenticate(email=data["email"], password=data["password"])
+        return user_response(user)
+
+
+class TokenView(PublicAuthView):
+    throttle_group = "login"
+
+    @extend_schema(request=s.CredentialsSerializer, responses={200: s.TokenSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.CredentialsSerializer, request)
+        user = services.user_authenticate(email=data["email"], password=data["password"])
+        return Response(
+            {
+                "accessToken": str(services.token_for(user)),
+                "tokenType": "Bearer",
+                "expiresIn": int(settings.JWT_LIFETIME.total_seconds()),
+            }
+        )
+
+
+class LogoutView(APIView):
+    """Revokes the presented token, if any, and always clears the cookie (CSRF-exempt)."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(request=None, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        try:
+            raw, _ = token_from_request(request)
+        except AuthenticationFailed:  # a malformed header: nothing to revoke
+            raw = None
+        services.token_revoke_if_valid(raw)
+        response = Response({"message": "Logged out."})
+        response.delete_cookie(settings.AUTH_COOKIE_NAME, path="/", samesite="Lax")
+        return response
+
+
+class MeView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.CurrentUserEnvelopeSerializer})
+    def get(self, request: Request) -> Response:
+        return Response({"user": s.CurrentUserSerializer(request.user).data})
+
+    @extend_schema(request=s.ProfileSerializer, responses={200: s.CurrentUserEnvelopeSerializer})
+    def patch(self, request: Request) -> Response:
+        serializer = s.ProfileSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        user = services.user_update_profile(user=request.user, **serializer.validated_data)
+        return Response({"user": s.CurrentUserSerializer(user).data})

@@ -1,0 +1,102 @@
+"""Typed access to the environment. The only module that reads ``os.environ``."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+
+TRUE_VALUES = {"1", "true", "yes", "on"}
+FALSE_VALUES = {"0", "false", "no", "off", ""}
+
+
+class ConfigError(RuntimeError):
+    pass
+
+
+def string(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def optional(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def boolean(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in TRUE_VALUES:
+        return True
+    if value in FALSE_VALUES:
+        return False
+    raise ConfigError(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def integer(name: str, default: int, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def string_list(name: str, default: str) -> list[str]:
+    raw = os.environ.get(name, default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def integer_list(name: str, default: str) -> list[int]:
+    items = string_list(name, default)
+    try:
+        values = [int(item) for item in items]
+    except ValueError:
+        raise ConfigError(f"{name} must be comma-separated integers, got {items!r}") from None
+    if any(value < 0 for value in values):
+        raise ConfigError(f"{name} must not contain negative numbers")
+    return values
+
+
+def generated_secret(data_dir: Path, filename: str, make) -> str:
+    """Read a secret from the data folder, creating it the first time.
+
+    Web and worker processes may start at the same moment, so the file is created
+    exclusively and the loser of that race reads the winner's value.
+    """
+    path = data_dir / filename
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(make())
+    value = ""
+    for _ in range(50):  # the winner may still be writing
+        value = path.read_text().strip()
+        if value:
+            break
+        time.sleep(0.1)
+    if not value:
+        raise ConfigError(f"{path} is empty; delete it to regenerate")
+    return value
+
+
+def new_secret_key() -> str:
+    return secrets.token_urlsafe(64)
+
+
+def new_fernet_key() -> str:
+    return Fernet.generate_key().decode()

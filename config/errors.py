@@ -1,0 +1,124 @@
+"""One error shape for every API response: ``{"error", "message", "details"?}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+
+class ServiceError(Exception):
+    """The one domain error type: services raise it, the API turns it into JSON."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        status_code: int = 400,
+        details: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status_code = status_code
+        self.details = details
+        self.headers = headers or {}
+
+
+def error_body(code: str, message: str, details: dict[str, str] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"error": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return body
+
+
+def json_error(
+    status_code: int, code: str, message: str, details: dict[str, str] | None = None
+) -> JsonResponse:
+    return JsonResponse(error_body(code, message, details), status=status_code)
+
+
+DEFAULT_CODES = {
+    400: ("bad_request", "The request is not valid."),
+    401: ("not_authenticated", "Authentication credentials were not provided or are invalid."),
+    403: ("forbidden", "You do not have permission to perform this action."),
+    404: ("not_found", "The requested resource was not found."),
+    405: ("method_not_allowed", "This method is not allowed on this resource."),
+    406: ("not_acceptable", "The requested response format is not available."),
+    413: ("payload_too_large", "The request body is too large."),
+    415: ("unsupported_media_type", "The request content type is not supported."),
+    429: ("rate_limited", "Too many requests. Try again later."),
+    500: ("server_error", "Something went wrong on our side. Please try again."),
+}
+
+
+def default_error(status_code: int) -> tuple[str, str]:
+    return DEFAULT_CODES.get(status_code, ("error", "The request could not be completed."))
+
+
+def flatten_details(detail: Any, prefix: str = "") -> dict[str, str]:
+    """Turn DRF's nested validation detail into ``{"field": "first message"}``."""
+    if isinstance(detail, dict):
+        flat: dict[str, str] = {}
+        for key, value in detail.items():
+            name = "non_field_errors" if key == "non_field_errors" else str(key)
+            flat.update(flatten_details(value, f"{prefix}.{name}" if prefix else name))
+        return flat
+    if isinstance(detail, list):
+        if detail and all(not isinstance(item, (dict, list)) for item in detail):
+            return {prefix or "non_field_errors": str(detail[0])}
+        flat = {}
+        for index, item in enumerate(detail):
+            flat.update(flatten_details(item, f"{prefix}[{index}]" if prefix else str(index)))
+        return flat
+    return {prefix or "non_field_errors": str(detail)}
+
+
+def _drf_response(exc: exceptions.APIException) -> Response:
+    status_code = exc.status_code
+    code, message = default_error(status_code)
+    details = None
+    if isinstance(exc, exceptions.ValidationError):
+        code, message = "validation_error", "Some fields are not valid."
+        details = flatten_details(exc.detail)
+    elif isinstance(exc, exceptions.ParseError):
+        code, message = "malformed_body", f"The request body could not be parsed: {exc.detail}"
+    elif isinstance(exc, exceptions.UnsupportedMediaType):
+        message = "Send the request body as application/json."
+    elif isinstance(exc.detail, str):
+        message = str(exc.detail)
+    if isinstance(exc, exceptions.AuthenticationFailed):
+        code = "authentication_failed"
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None) is not None:
+        headers["Retry-After"] = str(int(exc.wait))
+    return Response(error_body(code, message, details), status=status_code, headers=headers)
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, ServiceError):
+        body = error_body(exc.code, exc.message, exc.details)
+        return Response(body, status=exc.status_code, headers=exc.headers)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, (RequestDataTooBig, TooManyFieldsSent)):
+        return Response(
+            error_body("payload_too_large", "The request body is too large."),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, exceptions.APIException):
+        return _drf_response(exc)
+    logger.exception("Unhandled error in API view", exc_info=exc)
+    code, message = default_error(500)
+    return Response(error_body(code, message), status=500)

@@ -1,0 +1,62 @@
+"""Keeps every ``/api/`` error in the JSON shape, whatever produced it.
+
+DRF views already answer in that shape; this catches what happens outside them: unknown
+URLs, Django's CSRF failure page, uncaught exceptions, and Django's own 400/413 answers.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
+from django.http import Http404, HttpRequest, HttpResponse
+
+from config.errors import default_error, json_error
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+
+
+def is_api_path(request: HttpRequest) -> bool:
+    return request.path.startswith(API_PREFIX) and not request.path.startswith("/api/docs")
+
+
+class ApiErrorMiddleware:
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not is_api_path(request) or response.status_code < 400:
+            return response
+        if getattr(response, "keeps_own_body", False):
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        replacement = json_error(response.status_code, *default_error(response.status_code))
+        for header in ("Retry-After", "Allow", "WWW-Authenticate"):
+            if response.has_header(header):
+                replacement[header] = response[header]
+        return replacement
+
+    def process_exception(self, request: HttpRequest, exception: Exception):
+        if not is_api_path(request):
+            return None
+        if isinstance(exception, Http404):
+            return json_error(404, *default_error(404))
+        if isinstance(exception, PermissionDenied):
+            return json_error(403, *default_error(403))
+        if isinstance(exception, (RequestDataTooBig, TooManyFieldsSent)):
+            return json_error(413, *default_error(413))
+        logger.exception("Unhandled error on %s", request.path, exc_info=exception)
+        return json_error(500, *default_error(500))
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Django's CSRF failure view: JSON for the API, a plain page elsewhere."""
+    if is_api_path(request):
+        return json_error(
+            403, "csrf_failed", "CSRF verification failed. Send the X-CSRFToken header."
+        )
+    return HttpResponse("CSRF verification failed. Reload the page and try again.", status=403)

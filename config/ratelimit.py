@@ -1,0 +1,54 @@
+"""Fixed-window counters in the shared cache (Redis when configured), via django-ratelimit."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+from django_ratelimit.core import get_usage
+
+from config.errors import ServiceError
+
+
+@dataclass(frozen=True)
+class Usage:
+    limit: int
+    remaining: int
+    reset_at: int  # Unix seconds when the window ends
+    exceeded: bool
+
+    @property
+    def retry_after(self) -> int:
+        return max(1, math.ceil(self.reset_at - time.time()))
+
+
+def hit(request: HttpRequest, group: str, key: str, limit: int, period: str = "m") -> Usage:
+    """Count one request against ``limit`` per ``period`` for ``key``; atomic in the cache."""
+    usage = get_usage(
+        request,
+        group=group,
+        key=lambda _group, _request: key,
+        rate=f"{limit}/{period}",
+        increment=True,
+    )
+    count = usage["count"]
+    return Usage(
+        limit=limit,
+        remaining=max(0, limit - count),
+        reset_at=int(time.time()) + int(usage["time_left"]),
+        exceeded=usage["should_limit"],
+    )
+
+
+def enforce(request: HttpRequest, group: str, key: str, limit: int, period: str = "m") -> Usage:
+    usage = hit(request, group, key, limit, period)
+    if usage.exceeded:
+        raise ServiceError(
+            "rate_limited",
+            "Too many requests. Try again later.",
+            status_code=429,
+            headers={"Retry-After": str(usage.retry_after)},
+        )
+    return usage

@@ -1,0 +1,261 @@
+"""Settings for FormFlow. Every value comes from the environment through ``config.env``;
+each default works on a fresh machine with nothing but Python (see README, Configuration)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+
+from config import env
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env.string("DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+SECRET_KEY = env.optional("SECRET_KEY") or env.generated_secret(
+    DATA_DIR, "secret_key", env.new_secret_key
+)
+FIELD_ENCRYPTION_KEYS = env.string_list("FIELD_ENCRYPTION_KEYS", "") or [
+    env.generated_secret(DATA_DIR, "fernet_key", env.new_fernet_key)
+]
+DEBUG = env.boolean("DEBUG", False)
+ALLOWED_HOSTS = env.string_list("ALLOWED_HOSTS", "localhost,127.0.0.1")
+BASE_URL = env.string("BASE_URL", "http://localhost:8000").rstrip("/")
+BASE_URL_IS_HTTPS = urlsplit(BASE_URL).scheme == "https"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "accounts",
+    "forms_app",
+    "submissions",
+    "pullapi",
+    "integrations",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.ApiErrorMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env.optional("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Web and worker share the file: wait for a lock instead of failing at once.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.optional("REDIS_URL")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "formflow",
+        }
+    }
+else:
+    # One process's memory: enough for the embedded single-process server. Several web
+    # processes must share REDIS_URL so rate limits hold across them.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+        "OPTIONS": {"user_attributes": ("email", "name")},
+    },
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve static files straight from the apps' folders, so no collectstatic step is needed.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Security -----------------------------------------------------------------------------
+TRUSTED_PROXY_COUNT = env.integer("TRUSTED_PROXY_COUNT", 0, minimum=0)
+if TRUSTED_PROXY_COUNT:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.boolean("SECURE_SSL_REDIRECT", BASE_URL_IS_HTTPS)
+SECURE_HSTS_SECONDS = env.integer(
+    "SECURE_HSTS_SECONDS", 31_536_000 if BASE_URL_IS_HTTPS else 0, minimum=0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SECURE = not DEBUG
+CSRF_TRUSTED_ORIGINS = [BASE_URL] if urlsplit(BASE_URL).netloc else []
+X_FRAME_OPTIONS = "DENY"
+
+# --- Accounts and JWT ---------------------------------------------------------------------
+AUTH_COOKIE_NAME = "ff_token"
+AUTH_COOKIE_SECURE = not DEBUG
+OTP_LIFETIME = timedelta(minutes=30)
+OTP_MAX_ATTEMPTS = 5
+OTP_RESEND_INTERVAL = timedelta(seconds=60)
+JWT_LIFETIME = timedelta(days=7)
+
+SIMPLE_JWT = {
+    "ACCESS_TOKEN_LIFETIME": JWT_LIFETIME,
+    "ALGORITHM": "HS256",
+    "SIGNING_KEY": SECRET_KEY,
+    "AUTH_HEADER_TYPES": ("Bearer",),
+    "USER_ID_FIELD": "id",
+    "USER_ID_CLAIM": "sub",
+    "TOKEN_TYPE_CLAIM": "typ",
+    "JTI_CLAIM": "jti",
+    "UPDATE_LAST_LOGIN": False,
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.JWTCookieOrHeaderAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    # ?format= belongs to the export endpoint, not to renderer selection.
+    "URL_FORMAT_OVERRIDE": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "FormFlow API",
+    "DESCRIPTION": "Self-hostable form backend: forms, public submissions, pull API, integrations.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Email --------------------------------------------------------------------------------
+EMAIL_HOST = env.optional("EMAIL_HOST")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env.integer("EMAIL_PORT", 587)
+    EMAIL_HOST_USER = env.string("EMAIL_HOST_USER")
+    EMAIL_HOST_PASSWORD = env.string("EMAIL_HOST_PASSWORD")
+    EMAIL_USE_TLS = env.boolean("EMAIL_USE_TLS", True)
+    EMAIL_TIMEOUT = 10
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "FormFlow <no-reply@localhost>")
+
+# --- Product limits and integrations ------------------------------------------------------
+DEFAULT_MONTHLY_SUBMISSION_LIMIT = env.integer("DEFAULT_MONTHLY_SUBMISSION_LIMIT", 1000, minimum=0)
+EMAIL_PROVIDER_API_URL = env.string("EMAIL_PROVIDER_API_URL", "https://api.resend.com").rstrip("/")
+RECAPTCHA_VERIFY_URL = env.string(
+    "RECAPTCHA_VERIFY_URL", "https://www.google.com/recaptcha/api/siteverify"
+)
+GOOGLE_OAUTH_CLIENT_ID = env.optional("GOOGLE_OAUTH_CLIENT_ID")
+GOOGLE_OAUTH_CLIENT_SECRET = env.optional("GOOGLE_OAUTH_CLIENT_SECRET")
+GOOGLE_OAUTH_AUTH_URI = env.string(
+    "GOOGLE_OAUTH_AUTH_URI", "https://accounts.google.com/o/oauth2/auth"
+)
+GOOGLE_OAUTH_TOKEN_URI = env.string("GOOGLE_OAUTH_TOKEN_URI", "https://oauth2.googleapis.com/token")
+GOOGLE_SHEETS_API_URL = env.string("GOOGLE_SHEETS_API_URL", "https://sheets.googleapis.com/")
+WEBHOOK_ALLOW_PRIVATE_NETWORKS = env.boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", False)
+DELIVERY_RETRY_DELAYS = env.integer_list(
+    "DELIVERY_RETRY_DELAYS", "5,300,1800,7200,18000,36000,36000"
+)
+
+# --- Celery -------------------------------------------------------------------------------
+BROKER_DIR = DATA_DIR / "broker"
+CELERY_BROKER_URL = env.optional("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    for folder in ("queue", "processed"):
+        (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = 60
+CELERY_TASK_TIME_LIMIT = 90
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "purge-revoked-tokens": {"task": "accounts.tasks.purge_revoked_tokens", "schedule": 3600},
+    "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 30},
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2  # a broker outage must not hold a submission for long
+CELERY_TASK_ALWAYS_EAGER = False
+
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "INFO"},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
+CSRF_FAILURE_VIEW = "config.middleware.csrf_failure"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # the contract: bodies over 10 MiB are 413

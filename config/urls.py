@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from submissions.views import thanks
+
+
+def health(_request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("dashboard/", include("dashboard.urls")),
+    path("", RedirectView.as_view(url="/dashboard/", permanent=False)),
+    path("api/auth/google/", include("integrations.google_urls")),
+    path("api/auth/", include("accounts.urls")),
+    path("api/v1/", include("forms_app.urls")),
+    path("api/v1/", include("submissions.urls")),
+    path("api/v1/", include("pullapi.urls")),
+    path("api/v1/", include("integrations.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("healthz", health, name="health"),
+    path("thanks", thanks, name="thanks"),
+]

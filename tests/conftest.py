@@ -1,0 +1,228 @@
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.core import mail
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client, TestCase
+from rest_framework.test import APIClient
+
+from accounts.models import User
+
+PASSWORD = "correct-horse-battery"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked postgres or redis run only in the pass that has that service.
+
+    They are deselected (not skipped) elsewhere; .ci/run runs both passes, so in CI a
+    missing service makes them fail.
+    """
+    engine = settings.DATABASES["default"]["ENGINE"]
+    wanted = {"postgres": "postgresql" in engine, "redis": bool(settings.REDIS_URL)}
+    keep, drop = [], []
+    for item in items:
+        missing = [name for name, ok in wanted.items() if item.get_closest_marker(name) and not ok]
+        (drop if missing else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+class RunsOnCommit:
+    """Runs on_commit callbacks after each request, as a real commit would."""
+
+    def generic(self, *args, **kwargs):
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            return super().generic(*args, **kwargs)
+
+
+class CommitClient(RunsOnCommit, APIClient):
+    pass
+
+
+class CommitBrowserClient(RunsOnCommit, Client):
+    pass
+
+
+@pytest.fixture
+def client(db) -> CommitBrowserClient:
+    """Django's test client, committing like a real request."""
+    return CommitBrowserClient()
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _frozen_rate_windows(monkeypatch):
+    """Hold django-ratelimit's clock still, so no test straddles a window boundary.
+
+    Forked worker processes inherit the frozen clock too.
+    """
+    import time
+    from types import SimpleNamespace
+
+    import django_ratelimit.core
+
+    frozen = time.time()
+    monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: frozen))
+
+
+@pytest.fixture
+def api(db) -> CommitClient:
+    return CommitClient()
+
+
+@pytest.fixture
+def csrf_api(db) -> CommitClient:
+    return CommitClient(enforce_csrf_checks=True)
+
+
+def make_user(email: str = "owner@example.com", verified: bool = True, **extra) -> User:
+    return User.objects.create_user(email=email, password=PASSWORD, is_verified=verified, **extra)
+
+
+@pytest.fixture
+def user(db) -> User:
+    return make_user()
+
+
+@pytest.fixture
+def other_user(db) -> User:
+    return make_user("other@example.com")
+
+
+def bearer(user: User) -> str:
+    from accounts.services import token_for
+
+    return f"Bearer {token_for(user)}"
+
+
+@pytest.fixture
+def owner_api(api, user) -> CommitClient:
+    api.credentials(HTTP_AUTHORIZATION=bearer(user))
+    return api
+
+
+@pytest.fixture
+def other_api(db, other_user) -> CommitClient:
+    client = CommitClient()
+    client.credentials(HTTP_AUTHORIZATION=bearer(other_user))
+    return client
+
+
+def last_code(address: str) -> str:
+    for message in reversed(mail.outbox):
+        if address in message.to:
+            return re.search(r"\b(\d{6})\b", message.body).group(1)
+    raise AssertionError(f"no code was mailed to {address}")
+
+
+class Clock:
+    """A controllable now() for the services."""
+
+    def __init__(self, start):
+        self.current = start
+
+    def __call__(self):
+        return self.current
+
+    def advance(self, **kwargs) -> None:
+        self.current += timedelta(**kwargs)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    from django.utils import timezone
+
+    from config import clock as clock_module
+
+    fake = Clock(timezone.now())
+    monkeypatch.setattr(clock_module, "now", fake)
+    return fake
+
+
+@pytest.fixture
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+@pytest.fixture
+def form(user):
+    from forms_app.services import form_create
+
+    return form_create(owner=user, name="Contact")
+
+
+@pytest.fixture
+def public(db) -> CommitClient:
+    """An anonymous visitor's client."""
+    return CommitClient()
+
+
+def submit(client, form, data=None, **extra):
+    """Post like a fetch() JSON client."""
+    return client.post(f"/api/v1/f/{form.slug}", data or {"name": "Ada"}, format="json", **extra)
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def post_html_form(client, form, data=None, **extra):
+    """Post like a browser submitting an HTML form."""
+    extra.setdefault("HTTP_ACCEPT", BROWSER_ACCEPT)
+    return client.post(f"/api/v1/f/{form.slug}", data or {"name": "Ada"}, **extra)
+
+
+def create_key(owner, forms, name="sync"):
+    from pullapi.services import api_key_create
+
+    return api_key_create(owner=owner, name=name, forms=[str(f.pk) for f in forms])[1]
+
+
+@pytest.fixture
+def pull_key(user, form) -> str:
+    return create_key(user, [form])
+
+
+@pytest.fixture
+def puller(db, pull_key) -> CommitClient:
+    client = CommitClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {pull_key}")
+    return client
+
+
+@pytest.fixture
+def allow_private_receiver(settings):
+    """A webhook receiver on loopback, with private addresses allowed."""
+    from tests.fakes import FakeServer, Reply
+
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
+        yield server
+
+
+def add_submission(
+    form, data, at=None, ip="203.0.113.5", user_agent="UA", origin="https://site.example"
+):
+    """Store a submission through the real service; ``at`` moves its time afterwards."""
+    from submissions.models import Submission
+    from submissions.services import submission_create
+
+    pairs = [list(pair) for pair in data.items()] if isinstance(data, dict) else data
+    submission = submission_create(
+        form=form, data=pairs, ip=ip, user_agent=user_agent, origin=origin
+    )
+    if at is not None:
+        Submission.objects.filter(pk=submission.pk).update(submitted_at=at)
+        submission.refresh_from_db()
+    return submission
