@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.db import models
+
+from config.admin import ChangedFieldsOnlyAdmin
+from forms_app.models import Form
+
+
+@admin.register(Form)
+class FormAdmin(ChangedFieldsOnlyAdmin):
+    list_display = ["name", "slug", "owner", "submission_count", "rate_limit", "created_at"]
+    list_select_related = ["owner"]
+    search_fields = ["name", "slug", "owner__email"]
+    list_filter = ["created_at"]
+    readonly_fields = [
+        "id",
+        "slug",
+        "submission_count",
+        "recaptcha_enabled",
+        "created_at",
+        "updated_at",
+    ]
+    exclude = ["recaptcha_secret_encrypted"]
+    raw_id_fields = ["owner"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    @admin.display(boolean=True, description="CAPTCHA")
+    def recaptcha_enabled(self, form: Form) -> bool:
+        return form.recaptcha_enabled

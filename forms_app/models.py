@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from config import crypto
+from config.ids import IdField
+
+DEFAULT_RATE_LIMIT = 10
+
+
+def new_slug() -> str:
+    """12 random URL-safe characters: never sequential, never guessable."""
+    return secrets.token_urlsafe(9)
+
+
+class Form(models.Model):
+    id = IdField()
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="forms"
+    )
+    slug = models.CharField(max_length=32, unique=True, default=new_slug, editable=False)
+    name = models.CharField(max_length=200)
+    redirect_url = models.URLField(max_length=2000, null=True, blank=True)
+    allowed_origins = models.JSONField(default=list, blank=True)
+    rate_limit = models.PositiveIntegerField(default=DEFAULT_RATE_LIMIT)
+    honeypot_field = models.CharField(max_length=100, null=True, blank=True)
+    # Encrypted with FIELD_ENCRYPTION_KEYS; empty means CAPTCHA is off.
+    recaptcha_secret_encrypted = models.TextField(blank=True, default="")
+    submission_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+    @property
+    def endpoint(self) -> str:
+        return f"{settings.BASE_URL}/api/v1/f/{self.slug}"
+
+    @property
+    def recaptcha_enabled(self) -> bool:
+        return bool(self.recaptcha_secret_encrypted)
+
+    @property
+    def recaptcha_secret(self) -> str:
+        if not self.recaptcha_secret_encrypted:
+            return ""
+        return crypto.decrypt(self.recaptcha_secret_encrypted)
+
+    def set_recaptcha_secret(self, secret: str | None) -> None:
+        self.recaptcha_secret_encrypted = crypto.encrypt(secret) if secret else ""

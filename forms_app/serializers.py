@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from rest_framework import serializers
+
+from config.timefmt import TimestampField
+from forms_app.models import Form
+from forms_app.origins import normalize_origin
+
+MAX_ORIGINS = 100
+READ_ONLY_KEYS = {
+    "_id",
+    "slug",
+    "endpoint",
+    "recaptchaEnabled",
+    "submissionCount",
+    "createdAt",
+    "updatedAt",
+}
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects keys it does not know, so a typo never passes silently."""
+
+    ignored_keys: set[str] = set()
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = set(data) - set(self.fields) - self.ignored_keys
+            if unknown:
+                raise serializers.ValidationError(
+                    {key: "Unknown field." for key in sorted(unknown)}
+                )
+        return super().to_internal_value(data)
+
+
+class FormInputSerializer(StrictSerializer):
+    ignored_keys = READ_ONLY_KEYS
+
+    name = serializers.CharField(min_length=1, max_length=200)
+    redirectUrl = serializers.CharField(
+        source="redirect_url", max_length=2000, allow_null=True, allow_blank=True, required=False
+    )
+    allowedOrigins = serializers.ListField(
+        source="allowed_origins",
+        child=serializers.CharField(max_length=300),
+        max_length=MAX_ORIGINS,
+        required=False,
+    )
+    rateLimit = serializers.IntegerField(
+        source="rate_limit", min_value=1, max_value=10_000, required=False
+    )
+    honeypotField = serializers.CharField(
+        source="honeypot_field", max_length=100, allow_null=True, allow_blank=True, required=False
+    )
+    recaptchaSecret = serializers.CharField(
+        source="recaptcha_secret",
+        max_length=500,
+        allow_null=True,
+        allow_blank=True,
+        required=False,
+        write_only=True,
+    )
+
+    def validate_rateLimit(self, value):
+        if isinstance(self.initial_data.get("rateLimit"), bool):
+            raise serializers.ValidationError("A valid integer is required.")
+        return value
+
+    def validate_redirectUrl(self, value: str | None) -> str | None:
+        if not value:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise serializers.ValidationError("Enter an absolute http(s) URL.")
+        return value
+
+    def validate_allowedOrigins(self, values: list[str]) -> list[str]:
+        normalized = []
+        for value in values:
+            origin = normalize_origin(value)
+            if origin is None:
+                raise serializers.ValidationError(
+                    f"'{value}' is not an origin (scheme://host[:port], no path)."
+                )
+            if origin not in normalized:
+                normalized.append(origin)
+        return normalized
+
+    def validate_honeypotField(self, value: str | None) -> str | None:
+        value = (value or "").strip()
+        return value or None
+
+
+class FormSerializer(serializers.ModelSerializer):
+    _id = serializers.CharField(source="pk", read_only=True)
+    redirectUrl = serializers.CharField(source="redirect_url", allow_null=True)
+    allowedOrigins = serializers.ListField(source="allowed_origins", child=serializers.CharField())
+    rateLimit = serializers.IntegerField(source="rate_limit")
+    honeypotField = serializers.CharField(source="honeypot_field", allow_null=True)
+    recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
+    submissionCount = serializers.IntegerField(source="submission_count")
+    createdAt = TimestampField(source="created_at")
+    updatedAt = TimestampField(source="updated_at")
+
+    class Meta:
+        model = Form
+        fields = [
+            "_id",
+            "slug",
+            "name",
+            "endpoint",
+            "redirectUrl",
+            "allowedOrigins",
+            "rateLimit",
+            "honeypotField",
+            "recaptchaEnabled",
+            "submissionCount",
+            "createdAt",
+            "updatedAt",
+        ]
+        read_only_fields = fields

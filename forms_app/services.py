@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from accounts.models import User
+from forms_app.models import Form
+
+UPDATABLE = ("name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field")
+
+
+def _apply(form: Form, changes: dict[str, Any]) -> list[str]:
+    """Set what was sent and name the columns that changed."""
+    fields = [field for field in UPDATABLE if field in changes]
+    for field in fields:
+        setattr(form, field, changes[field])
+    if "recaptcha_secret" in changes:
+        form.set_recaptcha_secret(changes["recaptcha_secret"])
+        fields.append("recaptcha_secret_encrypted")
+    return fields
+
+
+@transaction.atomic
+def form_create(*, owner: User, **values: Any) -> Form:
+    form = Form(owner=owner)
+    _apply(form, values)
+    form.save()
+    return form
+
+
+@transaction.atomic
+def form_update(*, form: Form, **changes: Any) -> Form:
+    # Only the changed columns: submission_count moves under concurrent submissions.
+    form.save(update_fields=[*_apply(form, changes), "updated_at"])
+    return form
+
+
+@transaction.atomic
+def form_delete(*, form: Form) -> None:
+    """Deletes the form and its submissions; its public endpoint answers 404 from now on."""
+    form.delete()

@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.generics import get_object_or_404
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from forms_app import selectors, services
+from forms_app.models import Form
+from forms_app.serializers import FormInputSerializer, FormSerializer
+from submissions import export
+from submissions.models import Submission
+from submissions.representation import SubmissionPageSchema, submission_json
+from submissions.selectors import submissions_page
+from submissions.services import submission_delete
+
+
+class PageParams(serializers.Serializer):
+    page = serializers.IntegerField(min_value=1, default=1)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+
+
+class ExportParams(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["csv", "json"])
+
+
+def query_params(serializer_class, request: Request) -> dict:
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+@extend_schema(request=FormInputSerializer, responses=FormSerializer)
+class FormViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = FormSerializer
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return selectors.forms_of(self.request.user)
+
+    def get_object(self) -> Form:
+        form = get_object_or_404(
+            self.get_queryset().filter(selectors.form_lookup(self.kwargs["pk"]))
+        )
+        self.check_object_permissions(self.request, form)
+        return form
+
+    def _input(self, partial: bool) -> dict:
+        serializer = FormInputSerializer(data=self.request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    @extend_schema(responses={201: FormSerializer})
+    def create(self, request: Request) -> Response:
+        form = services.form_create(owner=request.user, **self._input(partial=False))
+        return Response(FormSerializer(form).data, status=status.HTTP_201_CREATED)
+
+    def partial_update(self, request: Request, pk: str) -> Response:
+        form = services.form_update(form=self.get_object(), **self._input(partial=True))
+        return Response(FormSerializer(form).data)
+
+    def perform_destroy(self, instance: Form) -> None:
+        services.form_delete(form=instance)
+
+    @extend_schema(
+        request=None,
+        parameters=[PageParams],
+        responses={200: SubmissionPageSchema},
+        summary="List a form's submissions, newest first, with metadata",
+    )
+    @action(detail=True, methods=["get"])
+    def submissions(self, request: Request, pk: str) -> Response:
+        form = self.get_object()
+        params = query_params(PageParams, request)
+        result = submissions_page(form, page=params["page"], limit=params["limit"])
+        return Response(
+            {
+                "data": [submission_json(row, with_meta=True) for row in result.rows],
+                "page": result.page,
+                "limit": result.limit,
+                "total": result.total,
+                "totalPages": result.total_pages,
+            }
+        )
+
+    @extend_schema(request=None, responses={204: None}, summary="Erase one submission")
+    @action(
+        detail=True,
+        methods=["delete"],
+        url_path=r"submissions/(?P<submission_id>[^/]+)",
+        url_name="submission-detail",
+    )
+    def delete_submission(self, request: Request, pk: str, submission_id: str) -> Response:
+        form = self.get_object()
+        submission = get_object_or_404(Submission, form=form, pk=submission_id)
+        submission_delete(submission=submission)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        request=None,
+        parameters=[OpenApiParameter("format", enum=["csv", "json"], required=True)],
+        responses={200: OpenApiResponse(description="CSV or JSON attachment, oldest first")},
+        summary="Export every submission",
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, pk: str) -> StreamingHttpResponse:
+        form = self.get_object()
+        kind = query_params(ExportParams, request)["format"]
+        if kind == "csv":
+            stream, content_type = export.csv_rows(form), "text/csv; charset=utf-8"
+        else:
+            stream, content_type = export.json_rows(form), "application/json"
+        response = StreamingHttpResponse(stream, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{form.slug}-submissions.{kind}"'
+        return response

@@ -1,0 +1,135 @@
+"""Reads a public submission's fields from JSON, urlencoded or multipart bodies, in order.
+
+File parts are counted and thrown away chunk by chunk: no file content reaches memory beyond
+one chunk, the disk or the database.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.files.uploadhandler import FileUploadHandler
+from django.http import HttpRequest
+from django.http.multipartparser import MultiPartParser, MultiPartParserError
+
+from config.errors import ServiceError
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+MAX_FIELDS = 200
+
+TOO_LARGE = ServiceError(
+    "payload_too_large", "The submission is larger than 10 MiB.", status_code=413
+)
+TOO_MANY_FIELDS = ServiceError(
+    "too_many_fields", f"A submission may have at most {MAX_FIELDS} fields.", status_code=413
+)
+
+
+@dataclass(frozen=True)
+class DiscardedFile:
+    name: str
+    size: int
+
+    def __str__(self) -> str:
+        return f"[File: {self.name}, {self.size} bytes]"
+
+
+class CountingUploadHandler(FileUploadHandler):
+    """Counts each file's bytes and keeps none of them."""
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
+        return None  # dropping the chunk: the parser still counts its length for us
+
+    def file_complete(self, file_size: int) -> DiscardedFile:
+        return DiscardedFile(self.file_name, file_size)
+
+
+class OrderedMultiPartParser(MultiPartParser):
+    """Django's parser, also noting where each file sat among the text fields.
+
+    A file is completed just before the next part is read, so at that moment the text
+    fields parsed so far are exactly those that came before it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.file_positions: list[tuple[int, str]] = []
+
+    def handle_file_complete(self, old_field_name: str, counters: list[int]) -> None:
+        self.file_positions.append((len(self._post), old_field_name))
+        super().handle_file_complete(old_field_name, counters)
+
+
+def _merge(pairs: list[tuple[str, Any]]) -> list[list[Any]]:
+    """Repeated names become one field holding a list, at the place of the first."""
+    merged: dict[str, list[Any]] = {}
+    for name, value in pairs:
+        merged.setdefault(name, []).append(value)
+    return [[name, values[0] if len(values) == 1 else values] for name, values in merged.items()]
+
+
+def _json_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
+    try:
+        data = json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise ServiceError("malformed_body", "The body is not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise ServiceError("malformed_body", "The JSON body must be an object of fields.")
+    if len(data) > MAX_FIELDS:
+        raise TOO_MANY_FIELDS
+    return list(data.items())
+
+
+def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
+    handler = CountingUploadHandler(request)
+    parser = OrderedMultiPartParser(request.META, request, [handler], request.encoding)
+    try:
+        post, files = parser.parse()
+    except MultiPartParserError:
+        raise ServiceError("malformed_body", "The multipart body could not be parsed.") from None
+    text_names = list(post.keys())
+    names: list[str] = []
+    for position, file_name in parser.file_positions:
+        names.extend(name for name in text_names[:position] if name not in names)
+        if file_name not in names:
+            names.append(file_name)
+    names.extend(name for name in text_names if name not in names)
+    return [
+        (name, value)
+        for name in names
+        for value in [*post.getlist(name), *(str(f) for f in files.getlist(name))]
+    ]
+
+
+def read_fields(request: HttpRequest) -> list[list[Any]]:
+    """The submitted fields as ``[[name, value], ...]``; raises ServiceError on bad input."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > MAX_BODY_BYTES:
+        raise TOO_LARGE
+    content_type = request.content_type or ""
+    try:
+        if content_type == "application/json" or content_type.endswith("+json"):
+            pairs = _json_pairs(request)
+        elif content_type == "application/x-www-form-urlencoded":
+            pairs = [(name, value) for name, values in request.POST.lists() for value in values]
+        elif content_type == "multipart/form-data":
+            pairs = _multipart_pairs(request)
+        else:
+            raise ServiceError(
+                "unsupported_media_type",
+                "Send JSON, application/x-www-form-urlencoded or multipart/form-data.",
+                status_code=415,
+            )
+    except RequestDataTooBig:
+        raise TOO_LARGE from None
+    except (TooManyFieldsSent, TooManyFilesSent):
+        raise TOO_MANY_FIELDS from None
+    if len(pairs) > MAX_FIELDS:
+        raise TOO_MANY_FIELDS
+    return _merge(pairs)

@@ -1,0 +1,67 @@
+"""How the public endpoint answers: JSON or HTML by the contract's rule, always with CORS."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from config.errors import ServiceError
+from forms_app.models import Form
+from submissions.intake import origin_allowed, request_origin
+
+SUCCESS_MESSAGE = "Thanks! Your submission was received."
+JSON_TYPES = ("application/json",)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    content_type = request.content_type or ""
+    if content_type in JSON_TYPES or content_type.endswith("+json"):
+        return True
+    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
+
+
+class Responder:
+    def __init__(self, request: HttpRequest, form: Form | None) -> None:
+        self.request = request
+        self.form = form
+        self.json = wants_json(request)
+
+    def cors(self, response: HttpResponse) -> HttpResponse:
+        response["Vary"] = "Origin"
+        origin = self.request.headers.get("Origin")
+        if origin and (
+            self.form is None or origin_allowed(self.form, request_origin(self.request))
+        ):
+            response["Access-Control-Allow-Origin"] = origin
+            response["Access-Control-Expose-Headers"] = "Retry-After"
+        return response
+
+    def preflight(self) -> HttpResponse:
+        response = HttpResponse(status=204)
+        response["Access-Control-Allow-Methods"] = "POST, OPTIONS"
+        response["Access-Control-Allow-Headers"] = self.request.headers.get(
+            "Access-Control-Request-Headers", "Content-Type, Accept"
+        )
+        response["Access-Control-Max-Age"] = "86400"
+        return self.cors(response)
+
+    def success(self) -> HttpResponse:
+        if self.json:
+            return self.cors(JsonResponse({"success": True, "message": SUCCESS_MESSAGE}))
+        target = (self.form and self.form.redirect_url) or reverse("thanks")
+        return self.cors(HttpResponseRedirect(target, status=303))
+
+    def error(self, error: ServiceError) -> HttpResponse:
+        if self.json:
+            body = {"success": False, "error": error.code, "message": error.message}
+            response: HttpResponse = JsonResponse(body, status=error.status_code)
+        else:
+            html = render_to_string(
+                "submissions/error.html", {"message": error.message, "status": error.status_code}
+            )
+            response = HttpResponse(html, status=error.status_code)
+            response.keeps_own_body = True  # an HTML form post gets a page, not JSON
+        for name, value in error.headers.items():
+            response[name] = value
+        return self.cors(response)

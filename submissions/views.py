@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from config.errors import ServiceError
+from forms_app.models import Form
+from submissions import intake
+from submissions.responders import Responder
+
+
+class FirstRenderer(BaseContentNegotiation):
+    """The endpoint picks JSON or HTML itself; DRF must never answer 406."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+SubmitResult = inline_serializer(
+    "SubmitResult",
+    {"success": serializers.BooleanField(), "message": serializers.CharField()},
+)
+
+
+class SubmitView(APIView):
+    """``POST /api/v1/f/{slug}``: anyone's website posts here; no authentication."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    content_negotiation_class = FirstRenderer
+
+    def form(self, slug: str) -> Form | None:
+        return Form.objects.select_related("owner").filter(slug=slug).first()
+
+    @extend_schema(
+        summary="Submit a form",
+        description=(
+            "Any named fields as JSON, application/x-www-form-urlencoded or multipart/form-data."
+            " JSON clients get 200 {success, message}; HTML form posts get a 303 redirect."
+        ),
+        request={
+            "application/json": {"type": "object", "additionalProperties": True},
+            "application/x-www-form-urlencoded": {"type": "object", "additionalProperties": True},
+            "multipart/form-data": {"type": "object", "additionalProperties": True},
+        },
+        responses={
+            200: SubmitResult,
+            303: OpenApiResponse(description="Stored; redirect for HTML form posts"),
+            403: OpenApiResponse(description="Origin not allowed, or monthly limit reached"),
+            404: OpenApiResponse(description="Unknown form"),
+            413: OpenApiResponse(description="Body over 10 MiB or over 200 fields"),
+            422: OpenApiResponse(description="CAPTCHA verification failed"),
+            429: OpenApiResponse(description="Rate limit exceeded; see Retry-After"),
+        },
+        auth=[],
+    )
+    def post(self, request: Request, slug: str) -> HttpResponse:
+        django_request = request._request
+        form = self.form(slug)
+        responder = Responder(django_request, form)
+        try:
+            if form is None:
+                raise intake.FORM_NOT_FOUND
+            intake.accept(django_request, form)
+        except ServiceError as error:
+            return responder.error(error)
+        return responder.success()
+
+    @extend_schema(exclude=True)
+    def options(self, request: Request, slug: str) -> HttpResponse:
+        return Responder(request._request, self.form(slug)).preflight()
+
+
+def thanks(request) -> HttpResponse:
+    return render(request, "submissions/thanks.html")
