@@ -1,0 +1,71 @@
+"""Query parameters of the pull API, validated into one 400 ``invalid_parameter`` shape."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time
+
+from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework import serializers
+
+from config.errors import ServiceError, flatten_details
+
+MAX_FIELD_NAMES = 200
+
+
+def parse_since(value: str) -> datetime | None:
+    # An unencoded "+02:00" arrives as " 02:00": read it the way the client meant it.
+    text = value.strip().replace(" ", "+")
+    try:
+        moment = parse_datetime(text)
+        if moment is None:
+            day = parse_date(text)
+            moment = datetime.combine(day, time.min) if day else None
+    except ValueError:
+        return None
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+class FieldsParam(serializers.CharField):
+    def to_internal_value(self, data) -> set[str]:
+        names = {name.strip() for name in str(data).split(",") if name.strip()}
+        if not names:
+            raise serializers.ValidationError("Name at least one field, separated by commas.")
+        if len(names) > MAX_FIELD_NAMES:
+            raise serializers.ValidationError(f"Name at most {MAX_FIELD_NAMES} fields.")
+        return names
+
+
+class SinceParam(serializers.CharField):
+    def to_internal_value(self, data) -> datetime:
+        moment = parse_since(str(data))
+        if moment is None:
+            raise serializers.ValidationError(
+                "Use an ISO 8601 timestamp, such as 2026-11-22T10:04:05.123Z."
+            )
+        return moment
+
+
+class DetailParams(serializers.Serializer):
+    fields = FieldsParam(required=False)
+
+
+class ListParams(DetailParams):
+    formId = serializers.CharField(max_length=100)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
+    cursor = serializers.CharField(max_length=4000, required=False)
+    since = SinceParam(required=False)
+    order = serializers.ChoiceField(choices=["desc", "asc"], default="desc")
+
+
+def invalid_parameter(details: dict[str, str]) -> ServiceError:
+    names = ", ".join(sorted(details))
+    return ServiceError("invalid_parameter", f"Invalid query parameter: {names}.", details=details)
+
+
+def validated(serializer_class, query) -> dict:
+    serializer = serializer_class(data=query)
+    if not serializer.is_valid():
+        raise invalid_parameter(flatten_details(serializer.errors))
+    return serializer.validated_data

@@ -1,0 +1,34 @@
+from rest_framework import serializers
+
+from config.timefmt import TimestampField
+from pullapi.models import ApiKey
+
+
+class ApiKeyInputSerializer(serializers.Serializer):
+    name = serializers.CharField(min_length=1, max_length=100)
+    forms = serializers.ListField(
+        child=serializers.CharField(max_length=100), min_length=1, max_length=500
+    )
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    _id = serializers.CharField(source="pk", read_only=True)
+    forms = serializers.SerializerMethodField()
+    createdAt = TimestampField(source="created_at")
+    lastUsedAt = TimestampField(source="last_used_at")
+    revokedAt = TimestampField(source="revoked_at")
+
+    class Meta:
+        model = ApiKey
+        fields = ["_id", "name", "prefix", "forms", "createdAt", "lastUsedAt", "revokedAt"]
+        read_only_fields = fields
+
+    def get_forms(self, api_key: ApiKey) -> list[str]:
+        return [str(form.pk) for form in api_key.forms.all()]
+
+
+class NewApiKeySerializer(ApiKeySerializer):
+    key = serializers.CharField(read_only=True)
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "key"]

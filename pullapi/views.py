@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import uuid
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config import ratelimit
+from config.errors import ServiceError
+from pullapi import cursors, params, services
+from pullapi.authentication import ApiKeyAuthentication
+from pullapi.models import ApiKey
+from pullapi.selectors import submissions_page
+from submissions.models import Submission
+from submissions.representation import SubmissionSchema, submission_json
+
+REQUESTS_PER_MINUTE = 60
+NOT_FOUND = ServiceError("not_found", "No such submission, or this key cannot read it.", 404)
+FORM_NOT_FOUND = ServiceError("form_not_found", "No such form, or this key cannot read it.", 404)
+
+
+class PullApiView(APIView):
+    """Read-only, API-key-only, rate limited per key; sends no CORS headers at all."""
+
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [IsAuthenticated]
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        api_key: ApiKey = request.auth
+        self.usage = ratelimit.hit(request, "pull", str(api_key.pk), REQUESTS_PER_MINUTE)
+        if self.usage.exceeded:
+            raise ServiceError(
+                "rate_limited",
+                f"This key may make {REQUESTS_PER_MINUTE} requests a minute.",
+                status_code=429,
+                headers={"Retry-After": str(self.usage.retry_after)},
+            )
+        services.api_key_touch(api_key=api_key)
+
+    def finalize_response(self, request: Request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        usage = getattr(self, "usage", None)
+        if usage is not None:
+            response["X-RateLimit-Limit"] = str(usage.limit)
+            response["X-RateLimit-Remaining"] = str(usage.remaining)
+            response["X-RateLimit-Reset"] = str(usage.reset_at)
+        return response
+
+
+SubmissionListSchema = inline_serializer(
+    "PullSubmissionList",
+    {
+        "data": SubmissionSchema(many=True),
+        "nextCursor": serializers.CharField(allow_null=True),
+        "hasMore": serializers.BooleanField(),
+    },
+)
+SubmissionDetailSchema = inline_serializer("PullSubmission", {"data": SubmissionSchema()})
+FIELDS_PARAM = OpenApiParameter("fields", str, description="Comma-separated field names")
+
+
+class SubmissionListView(PullApiView):
+    @extend_schema(
+        operation_id="pull_submissions_list",
+        summary="List a form's submissions (pull API)",
+        parameters=[
+            OpenApiParameter("formId", str, required=True, description="Form id or slug"),
+            OpenApiParameter("limit", int, description="1 to 100, default 25"),
+            OpenApiParameter("cursor", str, description="nextCursor of the previous page"),
+            OpenApiParameter("since", str, description="ISO 8601; inclusive"),
+            OpenApiParameter("order", str, enum=["desc", "asc"], description="default desc"),
+            FIELDS_PARAM,
+        ],
+        responses={200: SubmissionListSchema},
+    )
+    def get(self, request: Request) -> Response:
+        query = params.validated(params.ListParams, request.query_params)
+        form = services.readable_form(api_key=request.auth, identifier=query["formId"])
+        if form is None:
+            raise FORM_NOT_FOUND
+        order = query["order"]
+        after = None
+        if "cursor" in query:
+            try:
+                after = cursors.decode(query["cursor"], form_id=form.pk, order=order)
+            except cursors.CursorError as error:
+                raise params.invalid_parameter({"cursor": str(error)}) from None
+        rows, has_more = submissions_page(
+            form, order=order, limit=query["limit"], since=query.get("since"), after=after
+        )
+        next_cursor = None
+        if has_more:
+            last = cursors.Position(rows[-1].submitted_at, rows[-1].pk)
+            next_cursor = cursors.encode(form_id=form.pk, order=order, position=last)
+        only = query.get("fields")
+        return Response(
+            {
+                "data": [submission_json(row, only=only) for row in rows],
+                "nextCursor": next_cursor,
+                "hasMore": has_more,
+            }
+        )
+
+
+class SubmissionDetailView(PullApiView):
+    @extend_schema(
+        operation_id="pull_submission_read",
+        summary="Read one submission (pull API)",
+        parameters=[FIELDS_PARAM],
+        responses={200: SubmissionDetailSchema},
+    )
+    def get(self, request: Request, submission_id: str) -> Response:
+        query = params.validated(params.DetailParams, request.query_params)
+        try:
+            ident = uuid.UUID(submission_id)
+        except ValueError:
+            raise NOT_FOUND from None
+        submission = Submission.objects.filter(pk=ident, form__api_keys=request.auth).first()
+        if submission is None:
+            raise NOT_FOUND
+        return Response({"data": submission_json(submission, only=query.get("fields"))})
