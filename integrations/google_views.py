@@ -1,0 +1,104 @@
+"""``/api/auth/google/login`` and ``/callback``: Google access for the Sheets integration only."""
+
+from __future__ import annotations
+
+import secrets
+from urllib.parse import urlencode
+
+from django.core import signing
+from django.core.cache import cache
+from django.http import HttpResponseRedirect
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from config.errors import ServiceError
+from forms_app.models import Form
+from forms_app.selectors import form_lookup
+from integrations import services
+from integrations.clients import google
+
+STATE_SALT = "formflow.google.oauth-state"
+STATE_MAX_AGE = 600
+LANDING = "/dashboard/integrations"
+
+
+def verifier_key(nonce: str) -> str:
+    return f"google-oauth:verifier:{nonce}"
+
+
+def landing(**params: str) -> HttpResponseRedirect:
+    return HttpResponseRedirect(f"{LANDING}?{urlencode(params)}")
+
+
+class GoogleLoginView(APIView):
+    @extend_schema(
+        summary="Start connecting Google Sheets (redirects to Google's consent screen)",
+        parameters=[OpenApiParameter("formId", str, description="limit the sheet to one form")],
+        responses={302: OpenApiResponse(description="Redirect to the consent screen")},
+    )
+    def get(self, request: Request) -> HttpResponseRedirect:
+        services.raise_if_not_configured()
+        form_id = request.query_params.get("formId")
+        form = None
+        if form_id:
+            form = Form.objects.filter(form_lookup(form_id), owner=request.user).first()
+            if form is None:
+                raise ServiceError("form_not_found", "No form of yours has that id.", 404)
+        nonce = secrets.token_urlsafe(16)
+        state = signing.dumps(
+            {"u": str(request.user.pk), "f": str(form.pk) if form else None, "n": nonce},
+            salt=STATE_SALT,
+        )
+        url, verifier = google.consent_url(state)
+        cache.set(verifier_key(nonce), verifier, STATE_MAX_AGE)
+        return HttpResponseRedirect(url)
+
+
+class GoogleCallbackView(APIView):
+    """Only a browser comes here, back from Google: every outcome lands on the integrations
+    page, with a message, never on a bare JSON error."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="Google's redirect after consent: stores the grant and creates the sheet",
+        responses={302: OpenApiResponse(description=f"Redirect to {LANDING}")},
+    )
+    def get(self, request: Request) -> HttpResponseRedirect:
+        services.raise_if_not_configured()
+        query = request.query_params
+        try:
+            state = signing.loads(query.get("state", ""), salt=STATE_SALT, max_age=STATE_MAX_AGE)
+        except signing.BadSignature:
+            return landing(error="invalid_state")
+        if request.user is None or state.get("u") != str(request.user.pk):
+            return landing(error="wrong_account")
+        verifier = cache.get(verifier_key(state["n"]))
+        cache.delete(verifier_key(state["n"]))  # a state works once
+        if "error" in query:
+            return landing(error=query["error"][:100])
+        if verifier is None or "code" not in query:
+            return landing(error="invalid_state")
+        form = (
+            Form.objects.filter(pk=state["f"], owner=request.user).first() if state["f"] else None
+        )
+        try:
+            tokens = google.exchange_code(
+                code=query["code"], state=query["state"], code_verifier=verifier
+            )
+            creds = google.credentials(tokens)
+            title = f"FormFlow: {form.name}" if form else "FormFlow submissions"
+            spreadsheet = google.create_spreadsheet(
+                creds, title=title, header=["submittedAt", "id"]
+            )
+        except google.GoogleError as error:
+            return landing(error="google_failed", message=str(error)[:200])
+        integration = services.sheets_integration_create(
+            owner=request.user,
+            form=form,
+            tokens=google.Tokens.from_credentials(creds).as_dict(),
+            spreadsheet=spreadsheet,
+        )
+        return landing(connected=str(integration.pk))

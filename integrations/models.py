@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from config import crypto
+from config.ids import IdField
+from forms_app.models import Form
+from submissions.models import Submission
+
+
+class IntegrationType(models.TextChoices):
+    EMAIL = "EMAIL"
+    WEBHOOK = "WEBHOOK"
+    GOOGLE_SHEETS = "GOOGLE_SHEETS"
+
+
+class Health(models.TextChoices):
+    HEALTHY = "healthy"
+    FAILING = "failing"
+    NEVER_RUN = "never_run"
+
+
+class Integration(models.Model):
+    id = IdField()
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="integrations"
+    )
+    # Null: every form of the owner.
+    form = models.ForeignKey(
+        Form, on_delete=models.CASCADE, null=True, blank=True, related_name="integrations"
+    )
+    type = models.CharField(max_length=20, choices=IntegrationType.choices)
+    enabled = models.BooleanField(default=True)
+    config = models.JSONField(default=dict, blank=True)
+    # JSON of the secret config values, Fernet-encrypted under FIELD_ENCRYPTION_KEYS.
+    secrets_encrypted = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=20, choices=Health.choices, default=Health.NEVER_RUN)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "enabled"])]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.pk}"
+
+    @property
+    def secrets(self) -> dict[str, Any]:
+        if not self.secrets_encrypted:
+            return {}
+        return json.loads(crypto.decrypt(self.secrets_encrypted))
+
+    def set_secrets(self, values: dict[str, Any]) -> None:
+        self.secrets_encrypted = crypto.encrypt(json.dumps(values)) if values else ""
+
+
+class DeliveryState(models.TextChoices):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class Delivery(models.Model):
+    """One event to hand to one integration: the outbox row, written with the submission."""
+
+    id = IdField()
+    integration = models.ForeignKey(
+        Integration, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, null=True, blank=True, related_name="deliveries"
+    )
+    event_type = models.CharField(max_length=40, default="submission.created")
+    state = models.CharField(
+        max_length=20, choices=DeliveryState.choices, default=DeliveryState.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    # While in progress: when the claim lapses, so a dead worker's delivery is taken again.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # When a message for it was last handed to the broker; null when that failed. The
+    # sweeper re-queues due rows with no message, or whose message is long overdue.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        indexes = [
+            models.Index(fields=["state", "next_attempt_at"], name="delivery_due"),
+            models.Index(fields=["state", "lease_until"], name="delivery_lease"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} → {self.integration_id} ({self.state})"
+
+    @property
+    def message_id(self) -> str:
+        """The Standard Webhooks ``webhook-id``: the same on every retry of this event."""
+        return f"msg_{self.pk.hex}"
+
+
+class DeliveryAttempt(models.Model):
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField()
+    succeeded = models.BooleanField()
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, null=True, blank=True)
+
+    class Meta:
+        ordering = ["delivery", "number"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.delivery_id}"

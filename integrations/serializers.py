@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from config.timefmt import TimestampField
+from forms_app.serializers import StrictSerializer
+from integrations.models import Integration, IntegrationType
+from integrations.validation import mask
+
+
+class IntegrationCreateSerializer(StrictSerializer):
+    type = serializers.ChoiceField(choices=IntegrationType.choices)
+    config = serializers.JSONField()
+    formId = serializers.CharField(max_length=100, allow_null=True, required=False)
+
+
+class IntegrationUpdateSerializer(StrictSerializer):
+    ignored_keys = {"_id", "type", "createdAt"}
+
+    enabled = serializers.BooleanField(required=False)
+    config = serializers.JSONField(required=False)
+    formId = serializers.CharField(max_length=100, allow_null=True, required=False)
+
+
+def public_config(integration: Integration, reveal: bool = False) -> dict[str, Any]:
+    """The config as the owner may see it: secrets in full only on creation."""
+    config = dict(integration.config)
+    secrets = integration.secrets
+    if integration.type == IntegrationType.EMAIL:
+        config["apiKey"] = secrets["apiKey"] if reveal else mask(secrets["apiKey"])
+    elif integration.type == IntegrationType.WEBHOOK and reveal:
+        config["signingSecret"] = secrets["signingSecret"]
+    return config
+
+
+class IntegrationSerializer(serializers.ModelSerializer):
+    _id = serializers.CharField(source="pk", read_only=True)
+    createdAt = TimestampField(source="created_at")
+    formId = serializers.SerializerMethodField()
+    config = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Integration
+        fields = ["_id", "type", "enabled", "createdAt", "formId", "config"]
+        read_only_fields = fields
+
+    def get_formId(self, integration: Integration) -> str | None:
+        return str(integration.form_id) if integration.form_id else None
+
+    def get_config(self, integration: Integration) -> dict[str, Any]:
+        return public_config(integration, reveal=self.context.get("reveal", False))
+
+
+class IntegrationStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["healthy", "failing", "never_run"])
+    lastRun = TimestampField(source="last_run_at", allow_null=True)
+    lastError = serializers.CharField(source="last_error", allow_null=True)
+
+
+class TestResultSerializer(serializers.Serializer):
+    success = serializers.BooleanField()
+    message = serializers.CharField()

@@ -1,0 +1,407 @@
+"""Integrations: their lifecycle, and delivery of events through the outbox.
+
+A submission writes one Delivery row per matching integration in its own transaction; the
+Celery message sent after commit is only a nudge. Workers claim a row with a conditional
+UPDATE, record every attempt, and keep the retry schedule in the row. The sweeper re-queues
+what is due or abandoned, so a lost message or a dead worker only delays a delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from kombu.exceptions import OperationalError
+
+from accounts.models import User
+from config import clock, crypto
+from config.errors import ServiceError
+from forms_app.models import Form
+from forms_app.selectors import form_lookup
+from integrations import events, transports
+from integrations.clients import webhook
+from integrations.models import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryState,
+    Health,
+    Integration,
+    IntegrationType,
+)
+from integrations.validation import invalid, split_config
+from submissions.models import Submission
+
+logger = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 30)
+COUNTDOWN_LIMIT_SECONDS = 60  # longer waits are left to the sweeper, not to broker ETAs
+REQUEUE_AFTER = timedelta(minutes=5)
+UNSET: Any = object()
+
+
+# --- Lifecycle ------------------------------------------------------------------------------
+
+
+def _owned_form(owner: User, identifier: str | None) -> Form | None:
+    if identifier is None:
+        return None
+    form = Form.objects.filter(form_lookup(str(identifier)), owner=owner).first()
+    if form is None:
+        raise invalid({"formId": f"No form of yours is named '{identifier}'."})
+    return form
+
+
+@transaction.atomic
+def integration_create(
+    *, owner: User, type: str, config: Any, form_id: str | None = None
+) -> Integration:
+    if type == IntegrationType.GOOGLE_SHEETS:
+        raise invalid({"type": "Connect Google Sheets from the dashboard; it uses Google sign-in."})
+    public, secrets = split_config(type, config)
+    if type == IntegrationType.WEBHOOK:
+        secrets["signingSecret"] = webhook.new_signing_secret()
+    integration = Integration(
+        owner=owner, type=type, config=public, form=_owned_form(owner, form_id)
+    )
+    integration.set_secrets(secrets)
+    integration.save()
+    return integration
+
+
+@transaction.atomic
+def integration_update(
+    *,
+    integration: Integration,
+    enabled: bool | None = None,
+    config: Any = UNSET,
+    form_id: Any = UNSET,
+) -> Integration:
+    """Change what was sent; config is merged field by field, then validated whole.
+
+    Only the changed columns are written: workers update the status columns meanwhile.
+    """
+    changed = []
+    if config is not UNSET:
+        if not isinstance(config, dict):
+            raise invalid({"config": "The config must be an object."})
+        if "signingSecret" in config:
+            raise invalid({"config.signingSecret": "The signing secret cannot be changed."})
+        if integration.type == IntegrationType.GOOGLE_SHEETS:
+            raise invalid({"config": "Google Sheets settings come from the Google connection."})
+        merged = {**integration.config, **integration.secrets, **config}
+        merged.pop("signingSecret", None)
+        public, secrets = split_config(integration.type, merged)
+        integration.config = public
+        integration.set_secrets({**integration.secrets, **secrets})
+        changed += ["config", "secrets_encrypted"]
+    if form_id is not UNSET:
+        integration.form = _owned_form(integration.owner, form_id)
+        changed.append("form")
+    if enabled is not None:
+        integration.enabled = enabled
+        changed.append("enabled")
+    if changed:
+        integration.save(update_fields=changed)
+    return integration
+
+
+def integration_delete(*, integration: Integration) -> None:
+    integration.delete()
+
+
+def integration_disable(*, integration: Integration) -> None:
+    Integration.objects.filter(pk=integration.pk).update(enabled=False)
+
+
+def sheets_integration_create(
+    *, owner: User, form: Form | None, tokens: dict[str, Any], spreadsheet: dict[str, Any]
+) -> Integration:
+    integration = Integration(
+        owner=owner,
+        form=form,
+        type=IntegrationType.GOOGLE_SHEETS,
+        config={**spreadsheet, "columns": ["submittedAt", "id"]},
+    )
+    integration.set_secrets(tokens)
+    integration.save()
+    return integration
+
+
+# --- The outbox -----------------------------------------------------------------------------
+
+
+def deliveries_record(*, submission: Submission) -> None:
+    """Inside the submission's transaction: one pending delivery per matching integration."""
+    form = submission.form
+    integration_ids = Integration.objects.filter(
+        Q(form__isnull=True) | Q(form=form), owner_id=form.owner_id, enabled=True
+    ).values_list("pk", flat=True)
+    now = clock.now()
+    deliveries = Delivery.objects.bulk_create(
+        [
+            Delivery(
+                integration_id=integration_id,
+                submission=submission,
+                next_attempt_at=now,
+                queued_at=now,
+            )
+            for integration_id in integration_ids
+        ]
+    )
+    if deliveries:
+        ids = [delivery.pk for delivery in deliveries]
+        transaction.on_commit(lambda: deliveries_queue(ids), robust=True)
+
+
+class _BrokerBreaker:
+    """After a failed publish, stop trying for a while: one request pays the timeout, and
+    the submissions after it are not slowed while the broker is away."""
+
+    pause_seconds = 30.0
+    closed_until = 0.0
+
+    def open(self) -> bool:
+        return time.monotonic() >= self.closed_until
+
+    def trip(self) -> None:
+        self.closed_until = time.monotonic() + self.pause_seconds
+
+    def reset(self) -> None:
+        self.closed_until = 0.0
+
+
+broker_breaker = _BrokerBreaker()
+
+
+def deliveries_queue(ids: list, countdown: float | None = None) -> None:
+    """Nudge workers. If the broker is away, the rows stay due and the sweeper sends them."""
+    from integrations.tasks import deliver
+
+    for index, delivery_id in enumerate(ids):
+        try:
+            if not broker_breaker.open():
+                raise OperationalError("broker marked unavailable after a recent failure")
+            deliver.apply_async((str(delivery_id),), countdown=countdown, retry=False)
+        except (OperationalError, OSError) as error:
+            broker_breaker.trip()
+            logger.warning(
+                "Broker unavailable, %d deliveries left to the sweeper: %s", len(ids) - index, error
+            )
+            Delivery.objects.filter(pk__in=ids[index:]).update(queued_at=None)
+            return
+
+
+def delivery_claim(delivery_id) -> bool:
+    """Take a due delivery, or one whose worker vanished; only one caller can win."""
+    now = clock.now()
+    claimable = Q(state=DeliveryState.PENDING, next_attempt_at__lte=now) | Q(
+        state=DeliveryState.IN_PROGRESS, lease_until__lt=now
+    )
+    claimed = Delivery.objects.filter(claimable, pk=delivery_id).update(
+        state=DeliveryState.IN_PROGRESS, lease_until=now + LEASE, attempts=F("attempts") + 1
+    )
+    return claimed == 1
+
+
+def delivery_run(delivery_id) -> Delivery | None:
+    """Make one attempt at a delivery if it can be claimed; return it as it then stands."""
+    if not delivery_claim(delivery_id):
+        return None
+    delivery = Delivery.objects.select_related("integration__form", "submission__form").get(
+        pk=delivery_id
+    )
+    integration = delivery.integration
+    if not integration.enabled and delivery.submission_id is not None:
+        return _finish(delivery, DeliveryState.FAILED, "Integration is disabled")
+    started, began = clock.now(), time.monotonic()
+    try:
+        outcome = transports.deliver(integration, events.event_for(delivery), delivery.message_id)
+    except Exception as error:
+        # An unexpected failure is recorded like any other, instead of waiting for the lease.
+        logger.exception("Delivery %s failed unexpectedly", delivery_id)
+        outcome = transports.Outcome(False, error=f"Internal error: {type(error).__name__}")
+    duration_ms = int((time.monotonic() - began) * 1000)
+    delivery = _record(delivery, outcome, started, duration_ms)
+    if delivery.state == DeliveryState.PENDING:
+        wait = (delivery.next_attempt_at - clock.now()).total_seconds()
+        if wait <= COUNTDOWN_LIMIT_SECONDS:
+            deliveries_queue([delivery.pk], countdown=max(wait, 0))
+    return delivery
+
+
+def retry_delay(attempts: int, retry_after: float | None) -> float | None:
+    """Seconds until the next attempt, or None when every attempt is spent."""
+    delays = settings.DELIVERY_RETRY_DELAYS
+    if attempts > len(delays):
+        return None
+    delay = delays[attempts - 1] * (1 + random.uniform(0, 0.1))
+    return max(delay, retry_after or 0)
+
+
+def _finish(delivery: Delivery, state: str, error: str | None) -> Delivery:
+    delivery.state, delivery.last_error = state, error
+    delivery.finished_at, delivery.lease_until = clock.now(), None
+    delivery.save(update_fields=["state", "last_error", "finished_at", "lease_until"])
+    return delivery
+
+
+@transaction.atomic
+def _record(
+    delivery: Delivery, outcome: transports.Outcome, started: datetime, duration_ms: int
+) -> Delivery:
+    DeliveryAttempt.objects.create(
+        delivery=delivery,
+        number=delivery.attempts,
+        started_at=started,
+        duration_ms=duration_ms,
+        succeeded=outcome.ok,
+        status_code=outcome.status_code,
+        error=_short(outcome.error),
+    )
+    _update_integration(delivery.integration, outcome, started)
+    if outcome.ok:
+        return _finish(delivery, DeliveryState.DELIVERED, None)
+    is_test = delivery.submission_id is None
+    delay = (
+        None
+        if (outcome.permanent or is_test)
+        else retry_delay(delivery.attempts, outcome.retry_after)
+    )
+    if delay is None:
+        return _finish(delivery, DeliveryState.FAILED, _short(outcome.error))
+    delivery.state, delivery.last_error = DeliveryState.PENDING, _short(outcome.error)
+    delivery.next_attempt_at = clock.now() + timedelta(seconds=delay)
+    # A short wait is queued with a countdown right away; a long one waits for the sweeper.
+    short = delay <= COUNTDOWN_LIMIT_SECONDS
+    delivery.queued_at = delivery.next_attempt_at if short else None
+    delivery.lease_until = None
+    delivery.save(
+        update_fields=["state", "last_error", "next_attempt_at", "queued_at", "lease_until"]
+    )
+    return delivery
+
+
+def _update_integration(integration: Integration, outcome: transports.Outcome, at) -> None:
+    """Health follows the latest attempt by start time, so a slow older attempt that
+    finishes last cannot overwrite it. Other changes (410, new tokens, columns) always apply."""
+    Integration.objects.filter(pk=integration.pk).filter(
+        Q(last_run_at__isnull=True) | Q(last_run_at__lte=at)
+    ).update(
+        status=Health.HEALTHY if outcome.ok else Health.FAILING,
+        last_run_at=at,
+        last_error=None if outcome.ok else _short(outcome.error),
+    )
+    changes: dict[str, Any] = {}
+    if outcome.disable:
+        changes["enabled"] = False
+    if outcome.config is not None:
+        changes["config"] = outcome.config
+    if outcome.secrets is not None:
+        integration.set_secrets({**integration.secrets, **outcome.secrets})
+        changes["secrets_encrypted"] = integration.secrets_encrypted
+    if changes:
+        Integration.objects.filter(pk=integration.pk).update(**changes)
+
+
+def _short(error: str | None) -> str | None:
+    return error[:500] if error else None
+
+
+def delivery_sweep(limit: int = 1000) -> int:
+    """Re-queue due deliveries that have no live message, and those of vanished workers."""
+    now = clock.now()
+    unsent = Q(queued_at__isnull=True) | Q(queued_at__lt=now - REQUEUE_AFTER)
+    due = Q(state=DeliveryState.PENDING, next_attempt_at__lte=now) & unsent
+    abandoned = Q(state=DeliveryState.IN_PROGRESS, lease_until__lt=now)
+    ids = list(
+        Delivery.objects.filter(due | abandoned)
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    if ids:
+        Delivery.objects.filter(pk__in=ids).update(queued_at=now)
+        deliveries_queue(ids)
+    return len(ids)
+
+
+def deliveries_retry(
+    *,
+    integration_id: str | None = None,
+    form: Form | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    delivery_ids: list | None = None,
+) -> int:
+    """Give failed submission deliveries a fresh set of attempts (an operator's action)."""
+    rows = Delivery.objects.filter(state=DeliveryState.FAILED, submission__isnull=False)
+    if integration_id is not None:
+        rows = rows.filter(integration_id=integration_id)
+    if form is not None:
+        rows = rows.filter(submission__form=form)
+    if since is not None:
+        rows = rows.filter(created_at__gte=since)
+    if until is not None:
+        rows = rows.filter(created_at__lt=until)
+    if delivery_ids is not None:
+        rows = rows.filter(pk__in=delivery_ids)
+    ids = list(rows.values_list("pk", flat=True))
+    now = clock.now()
+    Delivery.objects.filter(pk__in=ids, state=DeliveryState.FAILED).update(
+        state=DeliveryState.PENDING,
+        attempts=0,
+        next_attempt_at=now,
+        queued_at=now,
+        finished_at=None,
+        last_error=None,
+    )
+    deliveries_queue(ids)
+    return len(ids)
+
+
+def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
+    """Send a sample event now, in this request; it counts for the status like any delivery."""
+    now = clock.now()
+    delivery = Delivery.objects.create(
+        integration=integration, event_type="integration.test", next_attempt_at=now, queued_at=now
+    )
+    result = delivery_run(delivery.pk)
+    if result is not None and result.state == DeliveryState.DELIVERED:
+        return True, "Test event delivered."
+    error = result.last_error if result is not None else "could not be sent"
+    return False, f"Test event failed: {error}"
+
+
+# --- Encryption keys ------------------------------------------------------------------------
+
+
+def secrets_reencrypt() -> int:
+    """Re-encrypt every stored secret under the first FIELD_ENCRYPTION_KEYS key."""
+    count = 0
+    with transaction.atomic():
+        for integration in Integration.objects.exclude(secrets_encrypted="").select_for_update():
+            rotated = crypto.rotate(integration.secrets_encrypted)
+            Integration.objects.filter(pk=integration.pk).update(secrets_encrypted=rotated)
+            count += 1
+        for form in Form.objects.exclude(recaptcha_secret_encrypted="").select_for_update():
+            rotated = crypto.rotate(form.recaptcha_secret_encrypted)
+            Form.objects.filter(pk=form.pk).update(recaptcha_secret_encrypted=rotated)
+            count += 1
+    return count
+
+
+def raise_if_not_configured() -> None:
+    from integrations.clients import google
+
+    if not google.configured():
+        raise ServiceError(
+            "google_not_configured",
+            "Google Sheets is not configured on this server: set GOOGLE_OAUTH_CLIENT_ID and "
+            "GOOGLE_OAUTH_CLIENT_SECRET.",
+            status_code=503,
+        )

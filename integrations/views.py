@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from integrations import services
+from integrations.models import Integration
+from integrations.serializers import (
+    IntegrationCreateSerializer,
+    IntegrationSerializer,
+    IntegrationStatusSerializer,
+    IntegrationUpdateSerializer,
+    TestResultSerializer,
+)
+
+
+class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
+    serializer_class = IntegrationSerializer
+
+    def get_queryset(self):
+        return Integration.objects.filter(owner=self.request.user).order_by("-created_at")
+
+    def _input(self, serializer_class) -> dict:
+        serializer = serializer_class(data=self.request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    @extend_schema(request=IntegrationCreateSerializer, responses={201: IntegrationSerializer})
+    def create(self, request: Request) -> Response:
+        data = self._input(IntegrationCreateSerializer)
+        integration = services.integration_create(
+            owner=request.user,
+            type=data["type"],
+            config=data["config"],
+            form_id=data.get("formId"),
+        )
+        body = IntegrationSerializer(integration, context={"reveal": True}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=IntegrationUpdateSerializer, responses={200: IntegrationSerializer})
+    def partial_update(self, request: Request, pk: str) -> Response:
+        data = self._input(IntegrationUpdateSerializer)
+        changes = {"enabled": data.get("enabled")}
+        if "config" in data:
+            changes["config"] = data["config"]
+        if "formId" in data:
+            changes["form_id"] = data["formId"]
+        integration = services.integration_update(integration=self.get_object(), **changes)
+        return Response(IntegrationSerializer(integration).data)
+
+    def perform_destroy(self, instance: Integration) -> None:
+        services.integration_delete(integration=instance)
+
+    @extend_schema(request=None, responses={200: TestResultSerializer})
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str) -> Response:
+        success, message = services.integration_send_test(integration=self.get_object())
+        return Response({"success": success, "message": message})
+
+    @extend_schema(responses={200: IntegrationStatusSerializer})
+    @action(detail=True, methods=["get"], url_path="status")
+    def health(self, request: Request, pk: str) -> Response:
+        return Response(IntegrationStatusSerializer(self.get_object()).data)

@@ -1,0 +1,78 @@
+"""Real HTTP servers on loopback that stand in for external services in tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from requests.structures import CaseInsensitiveDict
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: CaseInsensitiveDict
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeServer:
+    """Records every request and answers with ``handler(recorded) -> Reply``."""
+
+    def __init__(self, handler: Callable[[Recorded], Reply] | None = None) -> None:
+        self.requests: list[Recorded] = []
+        self.handler = handler or (lambda _request: Reply())
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                headers = CaseInsensitiveDict(dict(self.headers.items()))
+                recorded = Recorded(self.command, self.path, headers, self.rfile.read(length))
+                fake.requests.append(recorded)
+                reply = fake.handler(recorded)
+                payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body)
+                payload = payload.encode() if isinstance(payload, str) else payload
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,51 @@
+import pytest
+
+from config.celery import app as celery_app
+from integrations.services import integration_create
+from tests.fakes import FakeServer, Reply
+
+
+@pytest.fixture
+def allow_private(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+
+
+@pytest.fixture
+def receiver(allow_private):
+    """A webhook receiver on loopback; set ``receiver.handler`` to change its answers."""
+    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
+        yield server
+
+
+@pytest.fixture
+def hook(user, receiver):
+    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})
+
+
+@pytest.fixture
+def provider(settings):
+    """A Resend-compatible email API on loopback."""
+    with FakeServer(lambda _request: Reply(200, {"id": "email_1"})) as server:
+        settings.EMAIL_PROVIDER_API_URL = server.url
+        yield server
+
+
+EMAIL_CONFIG = {
+    "apiKey": "re_live_secret_1234",
+    "fromEmail": "Forms <forms@example.com>",
+    "toEmail": "owner@example.com",
+}
+
+
+@pytest.fixture
+def mailer(user, provider):
+    return integration_create(owner=user, type="EMAIL", config=dict(EMAIL_CONFIG))
+
+
+def reset_broker_connections():
+    """Make Celery reconnect, after a test changed the broker settings."""
+    from integrations.services import broker_breaker
+
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+    broker_breaker.reset()

@@ -1,0 +1,207 @@
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from integrations.clients.google import Tokens
+from integrations.models import Delivery, Integration
+from tests.conftest import submit
+from tests.integrations.fake_google import SCOPE, FakeGoogle
+
+LOGIN = "/api/auth/google/login"
+CALLBACK = "/api/auth/google/callback"
+
+
+@pytest.fixture
+def google(settings, monkeypatch):
+    monkeypatch.setenv("OAUTHLIB_INSECURE_TRANSPORT", "1")  # the fake speaks plain http
+    with FakeGoogle() as fake:
+        settings.GOOGLE_OAUTH_CLIENT_ID = "client-123"
+        settings.GOOGLE_OAUTH_CLIENT_SECRET = "client-secret"
+        settings.GOOGLE_OAUTH_AUTH_URI = f"{fake.url}/auth"
+        settings.GOOGLE_OAUTH_TOKEN_URI = f"{fake.url}/token"
+        settings.GOOGLE_SHEETS_API_URL = f"{fake.url}/"
+        yield fake
+
+
+def start(client, google, **params):
+    response = client.get(LOGIN, params)
+    assert response.status_code == 302, response.content
+    query = parse_qs(urlsplit(response["Location"]).query)
+    google.state.code_challenge = query["code_challenge"][0]
+    return response, query
+
+
+@pytest.fixture
+def connected(owner_api, google, form):
+    _, query = start(owner_api, google, formId=form.slug)
+    response = owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+    assert response.status_code == 302, response.content
+    return Integration.objects.get(type="GOOGLE_SHEETS")
+
+
+def test_login_without_client_id_is_a_clear_error(owner_api, settings):
+    settings.GOOGLE_OAUTH_CLIENT_ID = None
+
+    response = owner_api.get(LOGIN)
+
+    assert response.status_code == 503
+    assert response.json()["error"] == "google_not_configured"
+
+
+def test_login_needs_dashboard_auth(api, google):
+    assert api.get(LOGIN).status_code == 401
+
+
+def test_login_redirects_to_consent_with_spreadsheet_scope_only(owner_api, google):
+    response, query = start(owner_api, google)
+
+    assert response["Location"].startswith(f"{google.url}/auth?")
+    assert query["scope"] == [SCOPE]
+    assert query["access_type"] == ["offline"]
+    assert query["prompt"] == ["consent"]
+    assert query["response_type"] == ["code"]
+    assert query["client_id"] == ["client-123"]
+    assert query["redirect_uri"] == ["http://localhost:8000/api/auth/google/callback"]
+    assert query["code_challenge_method"] == ["S256"]
+    assert query["state"][0]
+
+
+def test_callback_stores_tokens_encrypted_and_creates_the_sheet(connected, google, form):
+    assert connected.form_id == form.pk
+    assert connected.config == {
+        "spreadsheetId": "sheet-1",
+        "spreadsheetUrl": "https://sheets/sheet-1",
+        "columns": ["submittedAt", "id"],
+    }
+    assert connected.secrets["refreshToken"] == "rt-1"
+    assert "rt-1" not in connected.secrets_encrypted
+    assert google.state.headers["sheet-1"] == ["submittedAt", "id"]
+
+
+def test_callback_lands_on_the_integrations_page(owner_api, google):
+    _, query = start(owner_api, google)
+
+    response = owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    integration = Integration.objects.get()
+    assert response["Location"] == f"/dashboard/integrations?connected={integration.pk}"
+
+
+def test_callback_without_the_pkce_verifier_fails(owner_api, google):
+    _, query = start(owner_api, google)
+    google.state.code_challenge = "something-else"
+
+    response = owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    assert response.status_code == 302
+    assert "error=google_failed" in response["Location"]
+    assert not Integration.objects.exists()
+
+
+def test_callback_with_forged_state_lands_with_an_error(owner_api, google):
+    response = owner_api.get(CALLBACK, {"state": "forged", "code": "good-code"})
+
+    assert response.status_code == 302
+    assert response["Location"] == "/dashboard/integrations?error=invalid_state"
+    assert not Integration.objects.exists()
+
+
+def test_expired_state_lands_with_an_error(owner_api, google, monkeypatch):
+    import time
+
+    _, query = start(owner_api, google)
+    later = time.time() + 601
+    monkeypatch.setattr(time, "time", lambda: later)
+
+    response = owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    assert response["Location"] == "/dashboard/integrations?error=invalid_state"
+    assert not Integration.objects.exists()
+
+
+@pytest.mark.parametrize("who", ["other", "nobody"])
+def test_callback_for_another_or_no_account_creates_nothing(owner_api, other_api, google, who):
+    from tests.conftest import CommitClient
+
+    _, query = start(owner_api, google)
+    client = other_api if who == "other" else CommitClient()
+
+    response = client.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    assert response["Location"] == "/dashboard/integrations?error=wrong_account"
+    assert not Integration.objects.exists()
+
+
+def test_state_is_single_use(owner_api, google):
+    _, query = start(owner_api, google)
+    owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    again = owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    assert again["Location"] == "/dashboard/integrations?error=invalid_state"
+    assert Integration.objects.count() == 1
+
+
+def test_denied_consent_lands_with_an_error(owner_api, google):
+    _, query = start(owner_api, google)
+
+    response = owner_api.get(CALLBACK, {"state": query["state"][0], "error": "access_denied"})
+
+    assert response["Location"] == "/dashboard/integrations?error=access_denied"
+
+
+def test_sheets_cannot_be_created_through_post(owner_api):
+    response = owner_api.post(
+        "/api/v1/integrations", {"type": "GOOGLE_SHEETS", "config": {}}, format="json"
+    )
+
+    assert response.status_code == 400
+
+
+def test_each_submission_appends_one_raw_row_and_new_fields_add_columns(
+    public, form, connected, google
+):
+    submit(public, form, {"name": "Ada", "formula": "=1+1"})
+    submit(public, form, {"name": "Grace", "company": "Navy"})
+
+    rows = google.state.rows["sheet-1"]
+    first, second = form.submissions.order_by("submitted_at")
+    assert google.state.headers["sheet-1"] == ["submittedAt", "id", "name", "formula", "company"]
+    assert rows[0][1:] == [str(first.pk), "Ada", "=1+1"]
+    assert rows[1][1:] == [str(second.pk), "Grace", "", "Navy"]
+    assert rows[0][0].endswith("Z")
+    assert set(google.state.value_options) == {"RAW"}
+    connected.refresh_from_db()
+    assert connected.status == "healthy"
+
+
+def expire(integration):
+    past = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    integration.set_secrets({**integration.secrets, "expiry": past})
+    integration.save()
+
+
+def test_expired_token_is_refreshed_and_stored(public, form, connected, google):
+    expire(connected)
+
+    submit(public, form)
+
+    connected.refresh_from_db()
+    assert len(google.state.rows["sheet-1"]) == 1
+    assert connected.secrets["token"] == "at-2"
+    assert connected.secrets["refreshToken"] == "rt-1"
+    assert Tokens.from_dict(connected.secrets).expiry > datetime.now(UTC).isoformat()
+
+
+def test_revoked_grant_is_failing_at_once(public, form, connected, google):
+    expire(connected)
+    google.state.valid_refresh_tokens.clear()
+
+    submit(public, form)
+
+    connected.refresh_from_db()
+    assert connected.status == "failing"
+    assert "revoked" in connected.last_error
+    assert Delivery.objects.get().state == "failed"
+    assert google.state.rows["sheet-1"] == []

@@ -1,0 +1,214 @@
+import time
+
+import pytest
+from cryptography.fernet import Fernet
+from django.core.management import CommandError, call_command
+
+from config.celery import app as celery_app
+from integrations.models import Delivery, Integration
+from integrations.services import (
+    LEASE,
+    delivery_claim,
+    delivery_sweep,
+    integration_create,
+)
+from integrations.tasks import deliver
+from tests.conftest import submit
+from tests.fakes import Reply
+from tests.integrations.conftest import reset_broker_connections
+
+
+@pytest.fixture
+def broker(settings):
+    """Switch between a broker that is down and one that delivers (eager) within a test."""
+
+    class Broker:
+        def down(self):
+            settings.CELERY_TASK_ALWAYS_EAGER = False
+            settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+            settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 1}
+            reset_broker_connections()
+
+        def silent(self):
+            """Messages are accepted and never consumed, as if lost."""
+            settings.CELERY_TASK_ALWAYS_EAGER = False
+            settings.CELERY_BROKER_URL = "memory://"
+            settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
+            reset_broker_connections()
+
+        def up(self):
+            settings.CELERY_TASK_ALWAYS_EAGER = True
+            reset_broker_connections()
+
+    yield Broker()
+    reset_broker_connections()
+
+
+def test_broker_outage_loses_nothing_and_delays_no_one(
+    public, form, hook, receiver, broker, monkeypatch
+):
+    broker.down()
+    publishes = []
+    real_apply_async = deliver.apply_async
+    monkeypatch.setattr(
+        deliver, "apply_async", lambda *a, **k: publishes.append(1) or real_apply_async(*a, **k)
+    )
+    for i in range(5):
+        began = time.monotonic()
+        response = submit(public, form, {"n": str(i)})
+        assert response.status_code == 200
+        assert time.monotonic() - began < 3  # at most the broker's short connect timeout
+
+    assert len(publishes) == 1  # after one failure the others do not wait for the broker
+
+    assert form.submissions.count() == 5
+    assert set(Delivery.objects.values_list("state", "queued_at")) == {("pending", None)}
+    assert receiver.requests == []
+
+    assert delivery_sweep() == 5  # still down: nothing is lost, nothing sent
+    assert set(Delivery.objects.values_list("queued_at", flat=True)) == {None}
+
+    broker.up()
+    assert delivery_sweep() == 5
+
+    assert sorted(r.json()["data"]["fields"]["n"] for r in receiver.requests) == list("01234")
+    assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
+
+
+def test_worker_dying_mid_delivery_only_delays_it(public, form, hook, receiver, broker, clock):
+    broker.silent()
+    submit(public, form)
+    delivery = Delivery.objects.get()
+    assert delivery_claim(delivery.pk)  # a worker takes it ... and dies before answering
+    broker.up()
+
+    assert delivery_sweep() == 0  # its lease still runs
+    clock.advance(seconds=LEASE.total_seconds() + 1)
+    assert delivery_sweep() == 1
+
+    delivery.refresh_from_db()
+    assert delivery.state == "delivered"
+    assert delivery.attempts == 2
+    assert len(receiver.requests) == 1
+
+
+def test_a_lost_message_is_sent_again_after_a_while(public, form, hook, receiver, broker, clock):
+    broker.silent()
+    submit(public, form)
+    broker.up()
+
+    assert delivery_sweep() == 0  # its message may still be waiting in the broker
+    clock.advance(minutes=6)
+    assert delivery_sweep() == 1
+    assert len(receiver.requests) == 1
+
+
+def test_only_one_worker_can_claim_an_attempt(public, form, hook, broker):
+    broker.silent()
+    submit(public, form)
+    delivery = Delivery.objects.get()
+
+    assert delivery_claim(delivery.pk) is True
+    assert delivery_claim(delivery.pk) is False
+
+
+def test_running_a_task_twice_sends_once(public, form, hook, receiver, broker):
+    broker.silent()
+    submit(public, form)
+    delivery = Delivery.objects.get()
+    broker.up()
+
+    deliver.delay(str(delivery.pk))
+    deliver.delay(str(delivery.pk))
+
+    assert len(receiver.requests) == 1
+
+
+def test_celery_is_configured_for_at_least_once_delivery():
+    conf = celery_app.conf
+    assert conf.task_serializer == "json"
+    assert conf.accept_content == ["json"]
+    assert conf.task_acks_late is True
+    assert conf.task_reject_on_worker_lost is True
+    assert conf.task_time_limit and conf.task_soft_time_limit
+    assert deliver.acks_late is True
+    assert "integrations.tasks.sweep_deliveries" in {
+        entry["task"] for entry in conf.beat_schedule.values()
+    }
+
+
+# --- Operators' commands ------------------------------------------------------------------
+
+
+def fail_everything(receiver, settings):
+    settings.DELIVERY_RETRY_DELAYS = []
+    receiver.handler = lambda _r: Reply(500)
+
+
+def test_retry_deliveries_requeues_failed_ones(public, form, hook, receiver, settings, capsys):
+    fail_everything(receiver, settings)
+    submit(public, form)
+    submit(public, form)
+    assert set(Delivery.objects.values_list("state", flat=True)) == {"failed"}
+    receiver.handler = lambda _r: Reply(200)
+
+    call_command("retry_deliveries")
+
+    assert "Re-queued 2 failed deliveries." in capsys.readouterr().out
+    assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
+
+
+def test_retry_deliveries_filters_by_integration_and_form(
+    public, form, user, hook, receiver, settings
+):
+    from forms_app.services import form_create
+
+    fail_everything(receiver, settings)
+    other_form = form_create(owner=user, name="Other")
+    other_hook = integration_create(owner=user, type="WEBHOOK", config={"url": receiver.url})
+    submit(public, form)
+    submit(public, other_form)
+    receiver.handler = lambda _r: Reply(200)
+
+    call_command("retry_deliveries", "--integration", str(other_hook.pk), "--form", other_form.slug)
+
+    delivered = Delivery.objects.filter(state="delivered")
+    assert [(d.integration_id, d.submission.form_id) for d in delivered] == [
+        (other_hook.pk, other_form.pk)
+    ]
+    assert Delivery.objects.filter(state="failed").count() == 3
+
+
+def test_retry_deliveries_time_window(public, form, hook, receiver, settings, capsys):
+    fail_everything(receiver, settings)
+    submit(public, form)
+
+    call_command("retry_deliveries", "--until", "2000-01-01T00:00:00Z")
+
+    assert "Re-queued 0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args", [["--since", "yesterday"], ["--form", "nope"], ["--integration", "nope"]]
+)
+def test_retry_deliveries_rejects_bad_filters(db, args):
+    with pytest.raises(CommandError):
+        call_command("retry_deliveries", *args)
+
+
+def test_rotate_encryption_keys_moves_secrets_to_the_first_key(user, form, settings, capsys):
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    settings.FIELD_ENCRYPTION_KEYS = [old]
+    hook = integration_create(owner=user, type="WEBHOOK", config={"url": "https://a.example"})
+    form.set_recaptcha_secret("captcha-secret")
+    form.save()
+    secret = hook.secrets["signingSecret"]
+
+    settings.FIELD_ENCRYPTION_KEYS = [new, old]
+    call_command("rotate_encryption_keys")
+    settings.FIELD_ENCRYPTION_KEYS = [new]
+
+    assert "Re-encrypted 2 secrets" in capsys.readouterr().out
+    assert Integration.objects.get().secrets["signingSecret"] == secret
+    form.refresh_from_db()
+    assert form.recaptcha_secret == "captcha-secret"

@@ -1,0 +1,319 @@
+import ipaddress
+import json
+from datetime import datetime, timedelta
+
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from integrations.clients import http, webhook
+from integrations.models import Delivery, DeliveryAttempt, Integration
+from integrations.services import delivery_run, delivery_sweep, integration_create
+from tests.conftest import submit
+from tests.fakes import Reply
+
+STATUS = "/api/v1/integrations/{}/status"
+
+
+def headers_of(request):
+    return {name.lower(): value for name, value in request.headers.items()}
+
+
+def only_delivery():
+    return Delivery.objects.get(submission__isnull=False)
+
+
+def test_standard_webhooks_test_vector():
+    signature = webhook.sign(
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        1614265330,
+        b'{"test": 2432232314}',
+    )
+
+    assert signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+
+def test_submission_is_delivered_and_verifies(public, form, hook, receiver):
+    submit(public, form, {"name": "Ada", "plan": "pro"})
+
+    assert len(receiver.requests) == 1
+    request = receiver.requests[0]
+    secret = hook.secrets["signingSecret"]
+    Webhook(secret).verify(request.body, headers_of(request))  # raises if the signature is off
+    event = request.json()
+    submission = form.submissions.get()
+    assert event["type"] == "submission.created"
+    assert event["data"] == {
+        "id": str(submission.pk),
+        "formId": str(form.pk),
+        "formSlug": form.slug,
+        "formName": "Contact",
+        "submittedAt": event["data"]["submittedAt"],
+        "fields": {"name": "Ada", "plan": "pro"},
+    }
+    assert headers_of(request)["webhook-id"] == only_delivery().message_id
+    assert request.path == "/hook"
+    delivery = only_delivery()
+    assert (delivery.state, delivery.attempts) == ("delivered", 1)
+    attempt = DeliveryAttempt.objects.get()
+    assert (attempt.succeeded, attempt.status_code, attempt.number) == (True, 200, 1)
+
+
+def test_status_follows_the_latest_attempt(owner_api, public, form, hook, receiver):
+    assert owner_api.get(STATUS.format(hook.pk)).json()["status"] == "never_run"
+
+    receiver.handler = lambda _r: Reply(500)
+    submit(public, form)
+    failing = owner_api.get(STATUS.format(hook.pk)).json()
+    receiver.handler = lambda _r: Reply(200)
+    submit(public, form)
+    healthy = owner_api.get(STATUS.format(hook.pk)).json()
+
+    assert failing["status"] == "failing"
+    assert failing["lastError"] == "HTTP 500"
+    assert failing["lastRun"].endswith("Z")
+    assert healthy == {"status": "healthy", "lastRun": healthy["lastRun"], "lastError": None}
+
+
+def test_retries_keep_the_webhook_id_and_follow_the_delays(
+    public, form, hook, receiver, clock, settings
+):
+    settings.DELIVERY_RETRY_DELAYS = [5, 300]
+    receiver.handler = lambda _r: Reply(503)
+    submit(public, form)
+    delivery = only_delivery()
+    first_due = delivery.next_attempt_at - clock()
+    assert timedelta(seconds=5) <= first_due <= timedelta(seconds=5.5)
+
+    clock.advance(seconds=6)
+    delivery_run(delivery.pk)
+    delivery.refresh_from_db()
+    second_due = delivery.next_attempt_at - clock()
+    assert timedelta(seconds=300) <= second_due <= timedelta(seconds=330)
+    assert delivery.queued_at is None  # a long wait is the sweeper's job, not the broker's
+
+    clock.advance(seconds=331)
+    assert delivery_sweep() == 1
+    delivery.refresh_from_db()
+
+    assert delivery.state == "failed"
+    assert delivery.attempts == 3
+    ids = {headers_of(r)["webhook-id"] for r in receiver.requests}
+    assert ids == {delivery.message_id}
+    assert len(receiver.requests) == 3
+
+
+def test_a_retry_succeeds(public, form, hook, receiver, clock):
+    answers = iter([Reply(500), Reply(204)])
+    receiver.handler = lambda _r: next(answers)
+    submit(public, form)
+
+    clock.advance(seconds=6)
+    delivery_run(only_delivery().pk)
+
+    assert only_delivery().state == "delivered"
+    assert Integration.objects.get().status == "healthy"
+
+
+def test_receiver_retry_after_is_honoured(public, form, hook, receiver, clock):
+    receiver.handler = lambda _r: Reply(429, headers={"Retry-After": "120"})
+
+    submit(public, form)
+
+    assert only_delivery().next_attempt_at - clock() >= timedelta(seconds=120)
+
+
+def test_not_due_delivery_is_not_attempted_early(public, form, hook, receiver):
+    receiver.handler = lambda _r: Reply(500)
+    submit(public, form)
+
+    assert delivery_run(only_delivery().pk) is None
+    assert len(receiver.requests) == 1
+
+
+def test_redirect_is_a_failure_and_never_followed(public, form, hook, receiver):
+    receiver.handler = lambda _r: Reply(302, headers={"Location": "/elsewhere"})
+
+    submit(public, form)
+
+    assert [r.path for r in receiver.requests] == ["/hook"]
+    delivery = only_delivery()
+    assert delivery.state == "pending"
+    assert "redirect" in delivery.last_error
+
+
+def test_410_gone_disables_the_integration(public, form, hook, receiver):
+    receiver.handler = lambda _r: Reply(410)
+
+    submit(public, form)
+    submit(public, form)
+
+    hook.refresh_from_db()
+    assert hook.enabled is False
+    assert only_delivery().state == "failed"
+    assert len(receiver.requests) == 1  # the second submission no longer goes there
+
+
+def test_disabled_integration_gets_nothing(public, form, hook, receiver):
+    Integration.objects.update(enabled=False)
+
+    submit(public, form)
+
+    assert receiver.requests == []
+    assert not Delivery.objects.exists()
+
+
+def test_integration_scoped_to_another_form_gets_nothing(public, form, user, receiver):
+    from forms_app.services import form_create
+
+    other = form_create(owner=user, name="Other")
+    integration_create(owner=user, type="WEBHOOK", config={"url": receiver.url}, form_id=other.slug)
+
+    submit(public, form)
+    submit(public, other)
+
+    assert len(receiver.requests) == 1
+    assert receiver.requests[0].json()["data"]["formId"] == str(other.pk)
+
+
+def test_test_endpoint_sends_a_sample_event(owner_api, hook, receiver):
+    response = owner_api.post(f"/api/v1/integrations/{hook.pk}/test")
+
+    assert response.status_code == 200
+    assert response.json() == {"success": True, "message": "Test event delivered."}
+    event = receiver.requests[0].json()
+    assert event["type"] == "integration.test"
+    Webhook(hook.secrets["signingSecret"]).verify(
+        receiver.requests[0].body, headers_of(receiver.requests[0])
+    )
+    assert owner_api.get(STATUS.format(hook.pk)).json()["status"] == "healthy"
+
+
+def test_test_endpoint_reports_failure_with_200(owner_api, hook, receiver):
+    receiver.handler = lambda _r: Reply(500)
+
+    response = owner_api.post(f"/api/v1/integrations/{hook.pk}/test")
+
+    assert response.status_code == 200
+    assert response.json() == {"success": False, "message": "Test event failed: HTTP 500"}
+    assert owner_api.get(STATUS.format(hook.pk)).json()["status"] == "failing"
+    assert len(receiver.requests) == 1  # a test event is never retried
+
+
+# --- SSRF guard -------------------------------------------------------------------------
+
+BLOCKED = [
+    "127.0.0.1",
+    "10.0.0.1",
+    "172.16.5.4",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "240.0.0.1",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fe80::1",
+    "fc00::1",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:169.254.169.254",
+    "64:ff9b::7f00:1",
+    "64:ff9b::a9fe:a9fe",
+    "2002:7f00:1::",
+    "2002:a9fe:a9fe::",
+    "fd00:ec2::254",
+]
+ALLOWED = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]
+
+
+@pytest.mark.parametrize("address", BLOCKED)
+def test_private_and_special_addresses_are_not_public(address):
+    assert not http.is_public(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address", ALLOWED)
+def test_public_addresses_are_public(address):
+    assert http.is_public(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.000.000.001",
+        "0x7f000001",
+        "2130706433",
+        "[::ffff:169.254.169.254]",
+        "100.64.0.1",
+        "localhost",
+        "[::1]",
+        "0177.0.0.1",
+    ],
+)
+def test_delivery_to_internal_hosts_is_refused_before_connecting(host, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+
+    result = webhook.send(
+        url=f"https://{host}:8443/hook",
+        secret=webhook.new_signing_secret(),
+        msg_id="msg_x",
+        timestamp=0,
+        body=b"{}",
+    )
+
+    assert result.status_code is None
+    assert result.error.startswith("Blocked")
+
+
+def test_guard_checks_the_address_actually_connected_to(receiver, settings, monkeypatch):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    # As if DNS had said "public" and then answered differently when connecting.
+    monkeypatch.setattr(http, "check_host", lambda host, port: None)
+
+    result = webhook.send(
+        url=f"{receiver.url}/hook",
+        secret=webhook.new_signing_secret(),
+        msg_id="msg_x",
+        timestamp=0,
+        body=b"{}",
+    )
+
+    assert result.error.startswith("Blocked")
+    assert receiver.requests == []
+
+
+def test_refused_delivery_marks_the_integration_failing(public, form, hook, receiver, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+
+    submit(public, form)
+
+    hook.refresh_from_db()
+    assert hook.status == "failing"
+    assert hook.last_error.startswith("Blocked")
+    assert receiver.requests == []
+
+
+def test_webhook_body_is_compact_json_with_event_timestamp(public, form, hook, receiver):
+    submit(public, form)
+
+    body = receiver.requests[0].body
+    assert json.loads(body)["timestamp"].endswith("Z")
+    assert b", " not in body
+    assert isinstance(
+        datetime.fromisoformat(json.loads(body)["timestamp"].replace("Z", "+00:00")), datetime
+    )
+
+
+def test_an_older_attempt_finishing_last_does_not_set_the_status(hook, clock):
+    from integrations.services import _update_integration
+    from integrations.transports import Outcome
+
+    earlier = clock()
+    clock.advance(seconds=5)
+    _update_integration(hook, Outcome(True, 200), clock())
+    _update_integration(hook, Outcome(False, 500, "HTTP 500"), earlier)
+
+    hook.refresh_from_db()
+    assert (hook.status, hook.last_error) == ("healthy", None)

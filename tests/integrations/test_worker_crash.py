@@ -1,0 +1,104 @@
+"""A real Celery worker is killed in the middle of a delivery; the delivery still happens."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from forms_app.services import form_create
+from integrations.models import Delivery
+from integrations.services import delivery_sweep, integration_create
+from tests.conftest import CommitClient, make_user, submit
+from tests.fakes import FakeServer, Reply
+from tests.integrations.conftest import reset_broker_connections
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+
+def start_worker(tmp_path, settings) -> subprocess.Popen:
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+        "DATA_DIR": str(tmp_path),
+        "SECRET_KEY": settings.SECRET_KEY,
+        "FIELD_ENCRYPTION_KEYS": ",".join(settings.FIELD_ENCRYPTION_KEYS),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "--pool",
+        "solo",
+        "--without-heartbeat",
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel",
+        "WARNING",
+    ]
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+
+
+def wait_for(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting")
+
+
+def test_worker_killed_mid_delivery_does_not_lose_it(tmp_path, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = settings.REDIS_URL
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+    reset_broker_connections()
+    release = threading.Event()
+
+    def hold_the_first_request(request):
+        if len(receiver.requests) == 1:
+            release.wait(20)  # the worker dies while it waits for this answer
+        return Reply(200)
+
+    workers = []
+    try:
+        with FakeServer(hold_the_first_request) as receiver:
+            owner = make_user()
+            form = form_create(owner=owner, name="Crashy")
+            integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
+            workers.append(start_worker(tmp_path, settings))
+            submit(CommitClient(), form)
+            wait_for(lambda: len(receiver.requests) == 1)
+            os.killpg(workers[0].pid, signal.SIGKILL)
+            workers[0].wait(10)
+            release.set()
+
+            delivery = Delivery.objects.get()
+            assert delivery.state == "in_progress"  # claimed by the dead worker
+            Delivery.objects.filter(pk=delivery.pk).update(lease_until="2000-01-01T00:00:00Z")
+            workers.append(start_worker(tmp_path, settings))
+            assert delivery_sweep() == 1
+
+            wait_for(lambda: Delivery.objects.get().state == "delivered")
+            assert len(receiver.requests) == 2
+            assert Delivery.objects.get().attempts == 2
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGTERM)
+                worker.wait(20)
+        reset_broker_connections()
