@@ -1,0 +1,42 @@
+"""The dashboard signs in with the same ``ff_token`` cookie as the JSON API."""
+
+from __future__ import annotations
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework_simplejwt.settings import api_settings
+
+from accounts.authentication import validated_token
+from accounts.models import User
+
+
+def cookie_user(request: HttpRequest) -> User | None:
+    raw = request.COOKIES.get(settings.AUTH_COOKIE_NAME)
+    if not raw:
+        return None
+    try:
+        token = validated_token(raw)
+    except AuthenticationFailed:
+        return None
+    return User.objects.filter(pk=token.get(api_settings.USER_ID_CLAIM), is_active=True).first()
+
+
+def login_required(view):
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        user = cookie_user(request)
+        if user is None:
+            return HttpResponseRedirect(f"/dashboard/login?{urlencode({'next': request.path})}")
+        request.user = request.dashboard_user = user
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def safe_next(request: HttpRequest, default: str = "/dashboard/") -> str:
+    target = request.POST.get("next") or request.GET.get("next") or default
+    return target if target.startswith("/dashboard") else default

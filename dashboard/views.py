@@ -1,0 +1,367 @@
+"""Server-rendered pages for form owners. Every write calls the same service as the API."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_POST
+from rest_framework import serializers
+
+from accounts import services as accounts
+from accounts.views import set_auth_cookie
+from config.errors import ServiceError, flatten_details
+from dashboard.auth import cookie_user, login_required, safe_next
+from forms_app import selectors as form_selectors
+from forms_app import services as forms
+from forms_app.models import Form
+from forms_app.serializers import FormInputSerializer
+from integrations import services as integrations
+from integrations.clients import google
+from integrations.models import Integration
+from integrations.serializers import public_config
+from pullapi import services as keys
+from pullapi.models import ApiKey
+from submissions.models import Submission
+from submissions.representation import submission_json
+from submissions.selectors import submissions_page
+from submissions.services import submission_delete
+
+PAGE_SIZE = 20
+
+
+def _error_text(error: ServiceError | serializers.ValidationError) -> str:
+    if isinstance(error, serializers.ValidationError):
+        details = flatten_details(error.detail)
+        return "; ".join(f"{field}: {text}" for field, text in details.items())
+    if error.details:
+        return "; ".join(f"{field}: {text}" for field, text in error.details.items())
+    return error.message
+
+
+def _validated(serializer_class, data: dict[str, Any], partial: bool = False) -> dict[str, Any]:
+    serializer = serializer_class(data=data, partial=partial)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+# --- Accounts -----------------------------------------------------------------------------
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        email = request.POST.get("email", "").strip()
+        try:
+            accounts.user_sign_up(email=email, password=request.POST.get("password", ""))
+        except ServiceError as error:
+            messages.error(request, _error_text(error))
+            return render(request, "dashboard/signup.html", {"email": email}, status=400)
+        messages.success(request, "We emailed you a 6-digit code. Enter it below.")
+        return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
+    return render(request, "dashboard/signup.html")
+
+
+def verify(request: HttpRequest) -> HttpResponse:
+    email = request.POST.get("email") or request.GET.get("email", "")
+    if request.method == "POST":
+        try:
+            user = accounts.user_verify_email(
+                email=email, code=request.POST.get("code", "").strip()
+            )
+        except ServiceError as error:
+            messages.error(request, _error_text(error))
+            return render(request, "dashboard/verify.html", {"email": email}, status=400)
+        response = HttpResponseRedirect("/dashboard/")
+        set_auth_cookie(response, accounts.token_for(user))
+        return response
+    return render(request, "dashboard/verify.html", {"email": email})
+
+
+@require_POST
+def resend(request: HttpRequest) -> HttpResponse:
+    email = request.POST.get("email", "")
+    accounts.user_resend_code(email=email)
+    messages.info(request, "If that address needs verification, a new code is on its way.")
+    return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
+
+
+def login(request: HttpRequest) -> HttpResponse:
+    next_url = safe_next(request)
+    if request.method == "POST":
+        email = request.POST.get("email", "")
+        try:
+            user = accounts.user_authenticate(
+                email=email, password=request.POST.get("password", "")
+            )
+        except ServiceError as error:
+            messages.error(request, _error_text(error))
+            if error.code == "email_not_verified":
+                return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
+            context = {"email": email, "next": next_url}
+            return render(request, "dashboard/login.html", context, status=error.status_code)
+        response = HttpResponseRedirect(next_url)
+        set_auth_cookie(response, accounts.token_for(user))
+        return response
+    if cookie_user(request):
+        return HttpResponseRedirect(next_url)
+    return render(request, "dashboard/login.html", {"next": next_url})
+
+
+@require_POST
+def logout(request: HttpRequest) -> HttpResponse:
+    accounts.token_revoke_if_valid(request.COOKIES.get(settings.AUTH_COOKIE_NAME))
+    response = HttpResponseRedirect("/dashboard/login")
+    response.delete_cookie(settings.AUTH_COOKIE_NAME, path="/", samesite="Lax")
+    return response
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    context = {
+        "forms": form_selectors.forms_of(user),
+        "section": "forms",
+        "used": user.monthly_submission_count,
+        "limit": user.effective_monthly_limit,
+    }
+    return render(request, "dashboard/home.html", context)
+
+
+@login_required
+@require_POST
+def form_create(request: HttpRequest) -> HttpResponse:
+    try:
+        values = _validated(FormInputSerializer, {"name": request.POST.get("name", "")})
+        form = forms.form_create(owner=request.user, **values)
+    except (ServiceError, serializers.ValidationError) as error:
+        messages.error(request, _error_text(error))
+        return HttpResponseRedirect("/dashboard/")
+    messages.success(request, f"Form “{form.name}” created.")
+    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}")
+
+
+def _owned_form(request: HttpRequest, form_id: str) -> Form:
+    lookup = form_selectors.form_lookup(form_id)
+    return get_object_or_404(form_selectors.forms_of(request.user).filter(lookup))
+
+
+@login_required
+def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
+    form = _owned_form(request, form_id)
+    try:
+        page = max(1, int(request.GET.get("page", 1)))
+    except ValueError:
+        page = 1
+    result = submissions_page(form, page=page, limit=PAGE_SIZE)
+    context = {
+        "form": form,
+        "submissions": [submission_json(row, with_meta=True) for row in result.rows],
+        "page": page,
+        "total_pages": max(1, result.total_pages),
+        "total": result.total,
+        "origins_text": "\n".join(form.allowed_origins),
+        "section": "forms",
+    }
+    return render(request, "dashboard/form_detail.html", context)
+
+
+def _form_settings(post) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "name": post.get("name", ""),
+        "redirectUrl": post.get("redirectUrl") or None,
+        "allowedOrigins": [
+            line.strip() for line in post.get("allowedOrigins", "").splitlines() if line.strip()
+        ],
+        "rateLimit": post.get("rateLimit") or 10,
+        "honeypotField": post.get("honeypotField") or None,
+    }
+    if post.get("clearRecaptcha"):
+        data["recaptchaSecret"] = None
+    elif post.get("recaptchaSecret"):
+        data["recaptchaSecret"] = post["recaptchaSecret"]
+    return data
+
+
+@login_required
+@require_POST
+def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
+    form = _owned_form(request, form_id)
+    try:
+        values = _validated(FormInputSerializer, _form_settings(request.POST), partial=True)
+        forms.form_update(form=form, **values)
+    except (ServiceError, serializers.ValidationError) as error:
+        messages.error(request, f"Settings not saved. {_error_text(error)}")
+    else:
+        messages.success(request, "Settings saved.")
+    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}#settings")
+
+
+@login_required
+@require_POST
+def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
+    form = _owned_form(request, form_id)
+    forms.form_delete(form=form)
+    messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
+    return HttpResponseRedirect("/dashboard/")
+
+
+@login_required
+@require_POST
+def submission_remove(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
+    form = _owned_form(request, form_id)
+    submission = Submission.objects.filter(form=form, pk=submission_id).first()
+    if submission is not None:
+        submission_delete(submission=submission)
+        messages.success(request, "Submission deleted.")
+    page = request.POST.get("page", "1")
+    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}?page={page}#submissions")
+
+
+# --- Integrations -------------------------------------------------------------------------
+
+
+def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
+    rows = (
+        Integration.objects.filter(owner=request.user)
+        .select_related("form")
+        .order_by("-created_at")
+    )
+    context = {
+        "integrations": [(row, public_config(row)) for row in rows],
+        "forms": form_selectors.forms_of(request.user),
+        "google_configured": google.configured(),
+        "section": "integrations",
+        **extra,
+    }
+    if request.GET.get("connected"):
+        messages.success(request, "Google Sheets is connected.")
+    if request.GET.get("error"):
+        messages.error(request, f"Google Sheets was not connected ({request.GET['error']}).")
+    return render(request, "dashboard/integrations.html", context, status=status)
+
+
+@login_required
+def integrations_page(request: HttpRequest) -> HttpResponse:
+    return _integrations_page(request)
+
+
+def _integration_config(post) -> dict[str, Any]:
+    if post.get("type") == "EMAIL":
+        config = {key: post.get(key, "").strip() for key in ("apiKey", "fromEmail", "toEmail")}
+        if post.get("subject", "").strip():
+            config["subject"] = post["subject"].strip()
+        return config
+    return {"url": post.get("url", "").strip()}
+
+
+@login_required
+@require_POST
+def integration_create(request: HttpRequest) -> HttpResponse:
+    try:
+        integration = integrations.integration_create(
+            owner=request.user,
+            type=request.POST.get("type", ""),
+            config=_integration_config(request.POST),
+            form_id=request.POST.get("formId") or None,
+        )
+    except ServiceError as error:
+        messages.error(request, f"Integration not created. {_error_text(error)}")
+        return _integrations_page(request, status=400)
+    messages.success(request, f"{integration.get_type_display()} integration created.")
+    secret = integration.secrets.get("signingSecret")
+    # The signing secret is shown this once, in this very response, and never stored elsewhere.
+    return _integrations_page(request, new_secret=secret, new_secret_for=integration.pk)
+
+
+def _owned_integration(request: HttpRequest, integration_id: str) -> Integration:
+    return get_object_or_404(Integration, pk=integration_id, owner=request.user)
+
+
+@login_required
+@require_POST
+def integration_toggle(request: HttpRequest, integration_id: str) -> HttpResponse:
+    integration = _owned_integration(request, integration_id)
+    integrations.integration_update(integration=integration, enabled=not integration.enabled)
+    messages.success(
+        request, "Integration enabled." if integration.enabled else "Integration disabled."
+    )
+    return HttpResponseRedirect("/dashboard/integrations")
+
+
+@login_required
+@require_POST
+def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
+    success, message = integrations.integration_send_test(
+        integration=_owned_integration(request, integration_id)
+    )
+    (messages.success if success else messages.error)(request, message)
+    return HttpResponseRedirect("/dashboard/integrations")
+
+
+@login_required
+@require_POST
+def integration_remove(request: HttpRequest, integration_id: str) -> HttpResponse:
+    integrations.integration_delete(integration=_owned_integration(request, integration_id))
+    messages.success(request, "Integration deleted.")
+    return HttpResponseRedirect("/dashboard/integrations")
+
+
+@login_required
+def google_connect(request: HttpRequest) -> HttpResponse:
+    if not google.configured():
+        messages.error(request, "Google Sheets is not configured on this server.")
+        return HttpResponseRedirect("/dashboard/integrations")
+    form_id = request.GET.get("formId")
+    suffix = f"?formId={form_id}" if form_id else ""
+    return HttpResponseRedirect(f"/api/auth/google/login{suffix}")
+
+
+# --- API keys -----------------------------------------------------------------------------
+
+
+def _keys_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
+    rows = (
+        ApiKey.objects.filter(owner=request.user).prefetch_related("forms").order_by("-created_at")
+    )
+    context = {
+        "keys": rows,
+        "forms": form_selectors.forms_of(request.user),
+        "section": "keys",
+        **extra,
+    }
+    return render(request, "dashboard/api_keys.html", context, status=status)
+
+
+@login_required
+def api_keys(request: HttpRequest) -> HttpResponse:
+    return _keys_page(request)
+
+
+@login_required
+@require_POST
+def api_key_create(request: HttpRequest) -> HttpResponse:
+    name = request.POST.get("name", "").strip()
+    form_ids = request.POST.getlist("forms")
+    if not name or not form_ids:
+        messages.error(request, "Give the key a name and choose at least one form.")
+        return _keys_page(request, status=400)
+    try:
+        api_key, plain = keys.api_key_create(owner=request.user, name=name, forms=form_ids)
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        return _keys_page(request, status=400)
+    messages.success(request, f"API key “{api_key.name}” created. Copy it now: it is shown once.")
+    return _keys_page(request, new_key=plain)
+
+
+@login_required
+@require_POST
+def api_key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
+    api_key = get_object_or_404(ApiKey, pk=key_id, owner=request.user)
+    keys.api_key_revoke(api_key=api_key)
+    messages.success(request, f"API key “{api_key.name}” revoked.")
+    return HttpResponseRedirect("/dashboard/settings/api-keys")

@@ -1,0 +1,207 @@
+import re
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from accounts.models import User
+from integrations.models import Delivery
+from integrations.services import integration_create
+from tests.browser.conftest import StaticSite
+from tests.conftest import PASSWORD, last_code, make_user, submit
+from tests.fakes import FakeServer, Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
+        yield server
+
+
+def sign_up(page, email):
+    page.goto("/dashboard/signup")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill("a long passphrase")
+    page.get_by_role("button", name="Sign up").click()
+    page.wait_for_url(re.compile(r"/dashboard/verify"))
+    page.get_by_label("Code").fill(last_code(email))
+    page.get_by_role("button", name="Verify").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+
+
+def test_a_new_owners_whole_journey(page, live_server, receiver, shot):
+    page.on("dialog", lambda dialog: dialog.accept())
+    sign_up(page, "owner@example.com")
+    shot(page, "01-forms-empty")
+
+    page.get_by_label("Name").fill("Contact")
+    page.get_by_role("button", name="Create form").click()
+    page.wait_for_url(re.compile(r"/dashboard/forms/"))
+    endpoint = page.locator("#endpoint").inner_text()
+    assert endpoint.endswith(page.url.split("/")[-1]) or "/api/v1/f/" in endpoint
+    endpoint = endpoint.replace("http://localhost:8000", live_server.url)
+
+    site = StaticSite(
+        f"""<!doctype html><html lang="en"><body>
+        <form action="{endpoint}" method="post">
+          <label>Name <input name="name"></label>
+          <label>Message <textarea name="message"></textarea></label>
+          <button>Send</button>
+        </form></body></html>"""
+    )
+    try:
+        page.goto(site.url)
+        page.get_by_label("Name").fill("Ada Lovelace")
+        page.get_by_label("Message").fill("=1+1 hello")
+        page.get_by_role("button", name="Send").click()
+        page.wait_for_url(re.compile(r"/thanks$"))
+        expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    finally:
+        site.close()
+
+    page.goto("/dashboard/")
+    page.get_by_role("link", name="Contact").click()
+    assert page.locator("td.fields").first.inner_text().startswith("name: Ada Lovelace")
+    shot(page, "02-form-page")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Export CSV").click()
+    csv_text = download.value.path().read_text()
+    assert "Ada Lovelace" in csv_text and "'=1+1 hello" in csv_text
+
+    page.get_by_role("link", name="Integrations").click()
+    page.get_by_label("HTTPS URL").fill(f"{receiver.url}/hook")
+    page.get_by_role("button", name="Add webhook").click()
+    assert page.locator("#new-secret").inner_text().startswith("whsec_")
+    shot(page, "03-webhook-secret")
+    page.get_by_role("button", name="Send test").click()
+    expect(page.get_by_text("Test event delivered.")).to_be_visible()
+    assert receiver.requests[-1].json()["type"] == "integration.test"
+    expect(page.locator(".badge.healthy")).to_be_visible()
+    shot(page, "04-integrations")
+
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_label("Name").fill("Warehouse")
+    page.get_by_label("Contact").check()
+    page.get_by_role("button", name="Create key").click()
+    key = page.locator("#new-key").inner_text().strip()
+    shot(page, "05-api-key")
+    pull = f"{live_server.url}/api/v1/submissions"
+    headers = {"Authorization": f"Bearer {key}"}
+    slug = endpoint.rsplit("/", 1)[-1]
+    pulled = requests.get(pull, params={"formId": slug}, headers=headers, timeout=10)
+    assert pulled.status_code == 200
+    assert pulled.json()["data"][0]["fields"]["name"] == "Ada Lovelace"
+
+    page.get_by_role("button", name="Revoke key Warehouse").click()
+    expect(page.get_by_text("revoked.").first).to_be_visible()
+    after = requests.get(pull, params={"formId": slug}, headers=headers, timeout=10)
+    assert after.status_code == 401
+
+
+def test_an_operator_retries_a_failed_delivery_in_the_admin(
+    page, live_server, receiver, settings, shot
+):
+    settings.DELIVERY_RETRY_DELAYS = []
+    receiver.handler = lambda _r: Reply(500)
+    owner = make_user()
+    from forms_app.services import form_create
+
+    form = form_create(owner=owner, name="Leads")
+    integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
+    from tests.conftest import CommitClient
+
+    submit(CommitClient(), form)
+    delivery = Delivery.objects.get()
+    assert delivery.state == "failed"
+    receiver.handler = lambda _r: Reply(200)
+    User.objects.create_superuser("ops@example.com", "ops-password-123")
+
+    page.goto("/admin/login/")
+    page.get_by_label("Email").fill("ops@example.com")
+    page.get_by_label("Password").fill("ops-password-123")
+    page.get_by_role("button", name="Log in").click()
+    page.goto("/admin/integrations/delivery/?state__exact=failed")
+    page.locator(f'input[name="_selected_action"][value="{delivery.pk}"]').check()
+    page.locator('select[name="action"]').select_option("retry_failed")
+    page.get_by_role("button", name="Run").or_(page.get_by_role("button", name="Go")).click()
+    expect(page.get_by_text("Re-queued 1 failed deliveries.")).to_be_visible()
+    shot(page, "06-admin-retry")
+
+    delivery.refresh_from_db()
+    assert delivery.state == "delivered"
+    assert len(receiver.requests) == 2
+
+
+def test_login_works_with_the_keyboard_alone(page, live_server, db):
+    make_user()
+    page.goto("/dashboard/login")
+
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.locator("#email").focus()
+    page.keyboard.type("owner@example.com")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "password"
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+    expect(page.get_by_role("heading", name="Your forms")).to_be_visible()
+
+
+def test_pages_fit_a_phone_screen(chromium, live_server, shot):
+    owner = make_user()
+    from forms_app.services import form_create
+    from tests.conftest import CommitClient
+
+    form = form_create(owner=owner, name="A form with a rather long name")
+    submit(CommitClient(), form, {"message": "x" * 300, "email": "someone@example.com"})
+    context = chromium.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto("/dashboard/login")
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+
+    for path, name in [
+        ("/dashboard/", "phone-forms"),
+        (f"/dashboard/forms/{form.pk}", "phone-form-page"),
+        ("/dashboard/integrations", "phone-integrations"),
+        ("/dashboard/settings/api-keys", "phone-api-keys"),
+    ]:
+        page.goto(path)
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, (path, overflow)
+        shot(page, name)
+    context.close()
+
+
+def test_every_input_has_a_label(page, live_server, db):
+    make_user()
+    page.goto("/dashboard/login")
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+    page.get_by_label("Name").fill("Labelled")
+    page.get_by_role("button", name="Create form").click()
+    page.wait_for_url(re.compile(r"/dashboard/forms/"))
+    form_page = page.url
+
+    for path in [
+        "/dashboard/",
+        form_page,
+        "/dashboard/integrations",
+        "/dashboard/settings/api-keys",
+    ]:
+        page.goto(path)
+        unlabelled = page.evaluate(
+            """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+                 .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label'))
+                 .map(el => el.name)"""
+        )
+        assert unlabelled == [], (path, unlabelled)

@@ -1,0 +1,292 @@
+import pytest
+from django.core import mail
+
+from forms_app.models import Form
+from integrations.models import Integration
+from pullapi.models import ApiKey
+from submissions.models import Submission
+from tests.conftest import PASSWORD, last_code, make_user, submit
+from tests.conftest import CommitBrowserClient as Client
+
+
+@pytest.fixture
+def owner(client, user):
+    response = client.post("/dashboard/login", {"email": user.email, "password": PASSWORD})
+    assert response.status_code == 302
+    return client
+
+
+def page_text(response) -> str:
+    return response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "path", ["/dashboard/", "/dashboard/integrations", "/dashboard/settings/api-keys"]
+)
+def test_pages_need_login(client, db, path):
+    response = client.get(path)
+
+    assert response.status_code == 302
+    assert response["Location"] == f"/dashboard/login?next={path.replace('/', '%2F')}"
+
+
+def test_sign_up_verify_and_land_on_dashboard(client, db):
+    response = client.post(
+        "/dashboard/signup", {"email": "new@example.com", "password": "a long passphrase"}
+    )
+    assert response["Location"] == "/dashboard/verify?email=new%40example.com"
+
+    verified = client.post(
+        "/dashboard/verify", {"email": "new@example.com", "code": last_code("new@example.com")}
+    )
+
+    assert verified.status_code == 302
+    assert verified.cookies["ff_token"]["httponly"]
+    assert client.get("/dashboard/").status_code == 200
+
+
+def test_weak_password_shows_a_message(client, db):
+    response = client.post("/dashboard/signup", {"email": "a@example.com", "password": "123"})
+
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    assert "password" in page_text(response)
+
+
+def test_wrong_code_shows_a_message(client, db):
+    client.post("/dashboard/signup", {"email": "new@example.com", "password": "a long passphrase"})
+
+    response = client.post("/dashboard/verify", {"email": "new@example.com", "code": "000000"})
+
+    assert response.status_code == 400
+    assert "The code is wrong or has expired." in page_text(response)
+
+
+def test_resend_from_the_verify_page(client, db, clock):
+    client.post("/dashboard/signup", {"email": "new@example.com", "password": "a long passphrase"})
+    clock.advance(seconds=61)
+
+    client.post("/dashboard/verify/resend", {"email": "new@example.com"})
+
+    assert len(mail.outbox) == 2
+
+
+def test_wrong_password_shows_a_message(client, user):
+    response = client.post("/dashboard/login", {"email": user.email, "password": "nope-nope"})
+
+    assert response.status_code == 401
+    assert "The email or password is incorrect." in page_text(response)
+
+
+def test_unverified_login_goes_to_verification(client, db):
+    make_user("pending@example.com", verified=False)
+
+    response = client.post(
+        "/dashboard/login", {"email": "pending@example.com", "password": PASSWORD}
+    )
+
+    assert response["Location"] == "/dashboard/verify?email=pending%40example.com"
+
+
+def test_login_returns_to_next_page_but_never_off_site(client, user):
+    inside = client.post(
+        "/dashboard/login",
+        {"email": user.email, "password": PASSWORD, "next": "/dashboard/integrations"},
+    )
+    outside = Client().post(
+        "/dashboard/login",
+        {"email": user.email, "password": PASSWORD, "next": "https://evil.example"},
+    )
+
+    assert inside["Location"] == "/dashboard/integrations"
+    assert outside["Location"] == "/dashboard/"
+
+
+def test_logout_revokes_the_cookie_token(owner):
+    token = owner.cookies["ff_token"].value
+
+    owner.post("/dashboard/logout")
+
+    assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401
+    assert owner.get("/dashboard/").status_code == 302
+
+
+def test_dashboard_forms_need_csrf_tokens(user):
+    browser = Client(enforce_csrf_checks=True)
+    browser.post("/dashboard/login", {"email": user.email, "password": PASSWORD})  # 403 too
+    from accounts.services import token_for
+
+    browser.cookies["ff_token"] = str(token_for(user))
+
+    response = browser.post("/dashboard/forms", {"name": "Sneaky"})
+
+    assert response.status_code == 403
+    assert not Form.objects.exists()
+
+
+def test_home_lists_forms_with_counts_and_usage(owner, form, public, user):
+    submit(public, form)
+    type(user).objects.filter(pk=user.pk).update(monthly_submission_limit=50)
+
+    text = page_text(owner.get("/dashboard/"))
+
+    assert "Contact" in text
+    assert "<strong>1</strong> of <strong>50</strong>" in text
+
+
+def test_create_form_and_see_its_snippets(owner):
+    response = owner.post("/dashboard/forms", {"name": "Newsletter"})
+    form = Form.objects.get()
+
+    assert response["Location"] == f"/dashboard/forms/{form.pk}"
+    text = page_text(owner.get(response["Location"]))
+    assert form.endpoint in text
+    assert "fetch(" in text
+    assert "&lt;form action=" in text
+
+
+def test_settings_are_saved_through_the_same_validation(owner, form):
+    owner.post(
+        f"/dashboard/forms/{form.pk}/settings",
+        {
+            "name": "Renamed",
+            "redirectUrl": "https://site.example/thanks",
+            "allowedOrigins": "https://site.example\nhttp://localhost:3000",
+            "rateLimit": "25",
+            "honeypotField": "_gotcha",
+            "recaptchaSecret": "secret",
+        },
+    )
+    form.refresh_from_db()
+
+    assert (form.name, form.rate_limit, form.honeypot_field) == ("Renamed", 25, "_gotcha")
+    assert form.allowed_origins == ["https://site.example", "http://localhost:3000"]
+    assert form.recaptcha_secret == "secret"
+
+
+def test_invalid_settings_show_a_message_and_change_nothing(owner, form):
+    response = owner.post(
+        f"/dashboard/forms/{form.pk}/settings", {"name": "X", "rateLimit": "0"}, follow=True
+    )
+
+    assert "Settings not saved" in page_text(response)
+    form.refresh_from_db()
+    assert (form.name, form.rate_limit) == ("Contact", 10)
+
+
+def test_submissions_table_pages_and_deletes(owner, form, public, settings):
+    for i in range(25):
+        submit(public, form, {"n": str(i)}, REMOTE_ADDR=f"10.0.0.{i + 1}")
+
+    first = page_text(owner.get(f"/dashboard/forms/{form.pk}"))
+    second = page_text(owner.get(f"/dashboard/forms/{form.pk}?page=2"))
+    assert "Page 1 of 2" in first and "Page 2 of 2" in second
+    victim = Submission.objects.order_by("submitted_at").first()
+
+    owner.post(f"/dashboard/forms/{form.pk}/submissions/{victim.pk}/delete", {"page": "2"})
+
+    assert not Submission.objects.filter(pk=victim.pk).exists()
+
+
+def test_huge_page_number_is_an_empty_page(owner, form):
+    response = owner.get(f"/dashboard/forms/{form.pk}?page=45796896067897611582963712")
+
+    assert response.status_code == 200
+
+
+def test_other_users_form_is_404(owner, other_user):
+    from forms_app.services import form_create
+
+    theirs = form_create(owner=other_user, name="Theirs")
+
+    assert owner.get(f"/dashboard/forms/{theirs.pk}").status_code == 404
+    assert owner.post(f"/dashboard/forms/{theirs.pk}/delete").status_code == 404
+    assert Form.objects.filter(pk=theirs.pk).exists()
+
+
+def test_delete_form(owner, form):
+    owner.post(f"/dashboard/forms/{form.pk}/delete")
+
+    assert not Form.objects.exists()
+
+
+def test_webhook_created_from_the_page_shows_its_secret_once(owner):
+    created = owner.post(
+        "/dashboard/integrations/new", {"type": "WEBHOOK", "url": "https://hooks.example.com/x"}
+    )
+    secret = Integration.objects.get().secrets["signingSecret"]
+
+    assert secret in page_text(created)
+    assert secret not in page_text(owner.get("/dashboard/integrations"))
+
+
+def test_invalid_integration_shows_the_api_error_as_a_message(owner):
+    response = owner.post("/dashboard/integrations/new", {"type": "WEBHOOK", "url": "http://x"})
+
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    assert "Integration not created" in page_text(response)
+
+
+def test_email_integration_from_the_page(owner, form):
+    owner.post(
+        "/dashboard/integrations/new",
+        {
+            "type": "EMAIL",
+            "apiKey": "re_123456",
+            "fromEmail": "f@example.com",
+            "toEmail": "t@example.com",
+            "formId": str(form.pk),
+        },
+    )
+
+    integration = Integration.objects.get()
+    assert integration.form_id == form.pk
+    text = page_text(owner.get("/dashboard/integrations"))
+    assert "t@example.com" in text
+    assert "re_123456" not in text
+
+
+def test_toggle_test_and_delete_an_integration(owner, user, allow_private_receiver):
+    from integrations.services import integration_create
+
+    receiver = allow_private_receiver
+    integration = integration_create(owner=user, type="WEBHOOK", config={"url": receiver.url})
+
+    owner.post(f"/dashboard/integrations/{integration.pk}/toggle")
+    integration.refresh_from_db()
+    assert integration.enabled is False
+    tested = owner.post(f"/dashboard/integrations/{integration.pk}/test", follow=True)
+    assert "Test event delivered." in page_text(tested)
+    assert "healthy" in page_text(tested)
+    owner.post(f"/dashboard/integrations/{integration.pk}/delete")
+    assert not Integration.objects.exists()
+
+
+def test_google_connect_without_configuration_is_a_message(owner, settings):
+    settings.GOOGLE_OAUTH_CLIENT_ID = None
+
+    response = owner.get("/dashboard/integrations/google", follow=True)
+
+    assert "not configured" in page_text(response)
+
+
+def test_api_key_shown_once_then_revoked(owner, form):
+    created = owner.post(
+        "/dashboard/settings/api-keys/new", {"name": "Sync", "forms": [str(form.pk)]}
+    )
+    key = ApiKey.objects.get()
+    plain = page_text(created).split('id="new-key">')[1].split("<")[0]
+
+    assert plain.startswith(key.prefix)
+    assert plain not in page_text(owner.get("/dashboard/settings/api-keys"))
+    owner.post(f"/dashboard/settings/api-keys/{key.pk}/revoke")
+    key.refresh_from_db()
+    assert key.revoked_at is not None
+
+
+def test_api_key_needs_a_name_and_a_form(owner, form):
+    response = owner.post("/dashboard/settings/api-keys/new", {"name": "Sync"})
+
+    assert response.status_code == 400
+    assert not ApiKey.objects.exists()

@@ -1,0 +1,177 @@
+import pytest
+
+from accounts.models import EmailCode, User
+from integrations.models import Delivery, Integration
+from integrations.services import integration_create
+from pullapi.models import ApiKey
+from submissions.models import Submission
+from tests.conftest import create_key, submit
+from tests.fakes import Reply
+
+
+@pytest.fixture
+def admin_client(client, db):
+    admin = User.objects.create_superuser("admin@example.com", "admin-pass-123")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def world(user, form, public, allow_private_receiver, settings):
+    """One of everything, with a failed delivery."""
+    settings.DELIVERY_RETRY_DELAYS = []
+    allow_private_receiver.handler = lambda _r: Reply(500)
+    hook = integration_create(
+        owner=user, type="WEBHOOK", config={"url": allow_private_receiver.url}
+    )
+    mailer = integration_create(
+        owner=user,
+        type="EMAIL",
+        config={
+            "apiKey": "re_supersecret_9999",
+            "fromEmail": "a@example.com",
+            "toEmail": "b@example.com",
+        },
+    )
+    Integration.objects.filter(pk=mailer.pk).update(enabled=False)
+    submit(public, form, {"name": "Ada"})
+    plain = create_key(user, [form])
+    EmailCode.objects.create(
+        user=user, code_hash="h" * 64, expires_at=form.created_at, sent_at=form.created_at
+    )
+    return {"hook": hook, "key": plain, "receiver": allow_private_receiver}
+
+
+PAGES = [
+    "/admin/accounts/user/",
+    "/admin/accounts/user/add/",
+    "/admin/accounts/emailcode/",
+    "/admin/forms_app/form/",
+    "/admin/submissions/submission/",
+    "/admin/pullapi/apikey/",
+    "/admin/integrations/integration/",
+    "/admin/integrations/delivery/",
+    "/admin/integrations/deliveryattempt/",
+]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_list_page_opens(admin_client, world, path):
+    assert admin_client.get(path).status_code == 200
+
+
+def change_pages(world):
+    hook = world["hook"]
+    return [
+        f"/admin/accounts/user/{hook.owner_id}/change/",
+        f"/admin/forms_app/form/{Submission.objects.get().form_id}/change/",
+        f"/admin/submissions/submission/{Submission.objects.get().pk}/change/",
+        f"/admin/pullapi/apikey/{ApiKey.objects.get().pk}/change/",
+        f"/admin/integrations/integration/{hook.pk}/change/",
+        f"/admin/integrations/delivery/{Delivery.objects.first().pk}/change/",
+        f"/admin/accounts/emailcode/{EmailCode.objects.get().pk}/change/",
+    ]
+
+
+def test_change_pages_open_and_show_no_secret(admin_client, world, user):
+    secrets = [
+        world["key"],
+        ApiKey.objects.get().key_hash,
+        world["hook"].secrets["signingSecret"],
+        "re_supersecret_9999",
+        "h" * 64,
+        user.password,
+    ]
+    pages = change_pages(world) + [
+        f"/admin/integrations/integration/{i.pk}/change/" for i in Integration.objects.all()
+    ]
+    for path in pages:
+        response = admin_client.get(path)
+        assert response.status_code == 200, path
+        text = response.content.decode()
+        for secret in secrets:
+            assert secret not in text, (path, secret[:12])
+
+
+def test_delivery_log_shows_attempts(admin_client, world):
+    delivery = Delivery.objects.get(integration=world["hook"])
+
+    text = admin_client.get(f"/admin/integrations/delivery/{delivery.pk}/change/").content.decode()
+
+    assert "HTTP 500" in text
+
+
+def test_retry_failed_deliveries_action(admin_client, world):
+    world["receiver"].handler = lambda _r: Reply(200)
+    delivery = Delivery.objects.get(integration=world["hook"])
+    assert delivery.state == "failed"
+
+    response = admin_client.post(
+        "/admin/integrations/delivery/",
+        {"action": "retry_failed", "_selected_action": [str(delivery.pk)]},
+        follow=True,
+    )
+
+    assert "Re-queued 1 failed deliveries." in response.content.decode()
+    delivery.refresh_from_db()
+    assert delivery.state == "delivered"
+
+
+def test_revoke_keys_action(admin_client, world, api, form):
+    key = ApiKey.objects.get()
+
+    admin_client.post(
+        "/admin/pullapi/apikey/", {"action": "revoke_keys", "_selected_action": [str(key.pk)]}
+    )
+
+    response = api.get(
+        "/api/v1/submissions", {"formId": form.slug}, HTTP_AUTHORIZATION=f"Bearer {world['key']}"
+    )
+    assert response.status_code == 401
+
+
+def test_disable_integration_action(admin_client, world):
+    hook = world["hook"]
+
+    admin_client.post(
+        "/admin/integrations/integration/",
+        {"action": "disable_integrations", "_selected_action": [str(hook.pk)]},
+    )
+
+    hook.refresh_from_db()
+    assert hook.enabled is False
+
+
+def test_reset_usage_action_and_limit_override(admin_client, world, user, public, form):
+    User.objects.filter(pk=user.pk).update(monthly_submission_limit=1)
+    assert submit(public, form).status_code == 403
+
+    admin_client.post(
+        "/admin/accounts/user/", {"action": "reset_usage", "_selected_action": [str(user.pk)]}
+    )
+
+    user.refresh_from_db()
+    assert user.monthly_submission_count == 0
+    assert submit(public, form).status_code == 200
+
+
+def test_operator_sets_a_monthly_limit_in_the_user_form(admin_client, user):
+    page = admin_client.get(f"/admin/accounts/user/{user.pk}/change/")
+    form = page.context["adminform"].form
+    data = {name: value for name, value in form.initial.items() if value is not None}
+    data.update(
+        email=user.email,
+        monthly_submission_limit=5000,
+        is_active="on",
+        is_verified="on",
+        date_joined_0="2026-01-01",
+        date_joined_1="00:00:00",
+    )
+    data.pop("groups", None)
+    data.pop("user_permissions", None)
+
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/change/", data)
+
+    assert response.status_code == 302, response.content[:2000]
+    user.refresh_from_db()
+    assert user.monthly_submission_limit == 5000
