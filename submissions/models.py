@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
-from django.db.models.functions import Now
 
+from config.dbtime import DatabaseNow
 from config.ids import IdField
 from forms_app.models import Form
 
@@ -18,7 +18,7 @@ class Submission(models.Model):
     # Stamped by the database in the INSERT, which runs after the quota UPDATE has locked the
     # owner's row: an owner's submissions are then stamped in commit order, so a pull API
     # cursor can never pass a row that commits later with an earlier time.
-    submitted_at = models.DateTimeField(db_default=Now())
+    submitted_at = models.DateTimeField(db_default=DatabaseNow())
     # [[name, value], ...] in submitted order: a JSON object would lose the order in jsonb.
     data = models.JSONField()
     ip = models.GenericIPAddressField(null=True, blank=True)

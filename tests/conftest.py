@@ -17,13 +17,17 @@ PASSWORD = "correct-horse-battery"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked postgres or redis run only in the pass that has that service.
+    """Tests marked postgres, redis or sqlite run only in the pass that has that backend.
 
     They are deselected (not skipped) elsewhere; .ci/run runs both passes, so in CI a
     missing service makes them fail.
     """
     engine = settings.DATABASES["default"]["ENGINE"]
-    wanted = {"postgres": "postgresql" in engine, "redis": bool(settings.REDIS_URL)}
+    wanted = {
+        "postgres": "postgresql" in engine,
+        "sqlite": "sqlite" in engine,
+        "redis": bool(settings.REDIS_URL),
+    }
     keep, drop = [], []
     for item in items:
         missing = [name for name, ok in wanted.items() if item.get_closest_marker(name) and not ok]

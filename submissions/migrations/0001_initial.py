@@ -2,7 +2,7 @@
 
 import config.ids
 import django.db.models.deletion
-import django.db.models.functions.datetime
+import config.dbtime
 from django.db import migrations, models
 
 
@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
             name='Submission',
             fields=[
                 ('id', config.ids.IdField(default=config.ids.new_id, editable=False, primary_key=True, serialize=False)),
-                ('submitted_at', models.DateTimeField(db_default=django.db.models.functions.datetime.Now())),
+                ('submitted_at', models.DateTimeField(db_default=config.dbtime.DatabaseNow())),
                 ('data', models.JSONField()),
                 ('ip', models.GenericIPAddressField(blank=True, null=True)),
                 ('user_agent', models.CharField(blank=True, default='', max_length=512)),

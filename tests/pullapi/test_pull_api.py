@@ -93,6 +93,16 @@ def test_cursor_walk_returns_every_row_once_in_order(puller, form, order):
 
 
 @pytest.mark.parametrize("order", ["desc", "asc"])
+def test_cursor_walk_over_times_stamped_by_the_database(puller, form, order):
+    rows = [add(form, i) for i in range(23)]  # stamped by the database's own clock
+    expected = sorted(rows, key=lambda s: (s.submitted_at, str(s.pk)), reverse=order == "desc")
+
+    seen = walk(puller, form, limit=4, order=order)
+
+    assert seen == [str(s.pk) for s in expected]
+
+
+@pytest.mark.parametrize("order", ["desc", "asc"])
 def test_paging_while_submissions_arrive_skips_and_repeats_nothing(puller, form, order):
     original = {str(s.pk) for s in seed(form, 40)}
     arrived = set()
