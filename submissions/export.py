@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
-from django.db.models.functions import Now
+from django.db.models import Q, QuerySet
 
 from forms_app.models import Form
 from submissions.models import Submission
@@ -18,11 +19,20 @@ CHUNK = 1000
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _snapshot(form: Form) -> QuerySet[Submission]:
-    # Both CSV passes must see the same rows, so rows arriving meanwhile are left out.
-    return Submission.objects.filter(form=form, submitted_at__lte=Now()).order_by(
-        "submitted_at", "id"
-    )
+def _in_order(form: Form) -> QuerySet[Submission]:
+    return Submission.objects.filter(form=form).order_by("submitted_at", "id")
+
+
+def _up_to(rows: QuerySet[Submission], last: tuple[datetime, uuid.UUID]) -> QuerySet[Submission]:
+    """Rows at or before ``last`` in (submitted_at, id) order.
+
+    The second CSV pass must not meet a row the first pass missed (its field names would be
+    missing from the header). A row committing after the first pass is stamped later than every
+    row that pass saw, because stamps are taken under the owner's row lock, so bounding by the
+    last row seen excludes exactly those.
+    """
+    moment, ident = last
+    return rows.filter(Q(submitted_at__lt=moment) | Q(submitted_at=moment, id__lte=ident))
 
 
 def safe_cell(value: Any) -> str:
@@ -37,14 +47,20 @@ class _Echo:
 
 
 def csv_rows(form: Form) -> Iterator[str]:
-    rows = _snapshot(form)
+    rows = _in_order(form)
     names: dict[str, None] = {}
-    for data in rows.values_list("data", flat=True).iterator(chunk_size=CHUNK):
+    last = None
+    for moment, ident, data in rows.values_list("submitted_at", "id", "data").iterator(
+        chunk_size=CHUNK
+    ):
+        last = (moment, ident)
         for name, _value in data:
             names.setdefault(name, None)
     writer = csv.writer(_Echo())
     yield writer.writerow(["id", "submittedAt", *(safe_cell(name) for name in names)])
-    for submission in rows.iterator(chunk_size=CHUNK):
+    if last is None:
+        return
+    for submission in _up_to(rows, last).iterator(chunk_size=CHUNK):
         body = submission_json(submission)
         fields = body["fields"]
         yield writer.writerow(
@@ -55,7 +71,7 @@ def csv_rows(form: Form) -> Iterator[str]:
 def json_rows(form: Form) -> Iterator[str]:
     yield "["
     separator = ""
-    for submission in _snapshot(form).iterator(chunk_size=CHUNK):
+    for submission in _in_order(form).iterator(chunk_size=CHUNK):
         yield separator + json.dumps(submission_json(submission), ensure_ascii=False)
         separator = ","
     yield "]"
