@@ -219,9 +219,11 @@ DELIVERY_RETRY_DELAYS = env.integer_list(
 BROKER_DIR = DATA_DIR / "broker"
 CELERY_BROKER_URL = env.optional("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 if CELERY_BROKER_URL == "filesystem://":
-    for folder in ("queue", "processed"):
+    for folder in ("queue", "processed", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Every folder is named, or kombu writes the missing ones into the working directory.
+        "control_folder": str(BROKER_DIR / "control"),
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
