@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,6 +29,7 @@ class Reply:
     status: int = 200
     body: Any = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    body_delay: float = 0.0  # seconds between the headers and the body, for slow receivers
 
 
 class FakeServer:
@@ -53,6 +55,9 @@ class FakeServer:
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
+                if reply.body_delay:
+                    self.wfile.flush()
+                    time.sleep(reply.body_delay)
                 self.wfile.write(payload)
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve

@@ -1,5 +1,6 @@
 import ipaddress
 import json
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -282,6 +283,50 @@ def test_guard_checks_the_address_actually_connected_to(receiver, settings, monk
 
     assert result.error.startswith("Blocked")
     assert receiver.requests == []
+
+
+def send_to(receiver):
+    return webhook.send(
+        url=f"{receiver.url}/hook",
+        secret=webhook.new_signing_secret(),
+        msg_id="msg_x",
+        timestamp=0,
+        body=b"{}",
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        lambda: (time.sleep(0.6), Reply(200))[1],  # the headers come late
+        lambda: Reply(200, body_delay=0.6),  # the headers are quick, the body is late
+    ],
+    ids=["slow-headers", "slow-body"],
+)
+def test_a_2xx_after_the_deadline_is_a_timeout(receiver, monkeypatch, reply):
+    monkeypatch.setattr(http, "DEADLINE_SECONDS", 0.3)
+    receiver.handler = lambda _request: reply()
+
+    result = send_to(receiver)
+
+    assert (result.ok, result.status_code, result.error) == (False, None, "Timed out after 0.3 s")
+
+
+def test_a_huge_reply_is_read_only_as_far_as_needed(receiver):
+    receiver.handler = lambda _request: Reply(200, b"x" * (5 * 1024 * 1024))
+
+    result = send_to(receiver)
+
+    assert result.ok
+    assert len(result.body) == http.BODY_LIMIT
+
+
+def test_a_reply_in_an_unknown_charset_still_counts(receiver):
+    receiver.handler = lambda _request: Reply(
+        200, b"ok", headers={"Content-Type": "text/plain; charset=klingon"}
+    )
+
+    assert send_to(receiver).body == "ok"
 
 
 def test_refused_delivery_marks_the_integration_failing(public, form, hook, receiver, settings):
