@@ -77,8 +77,10 @@ TEMPLATES = [
 DATABASE_URL = env.optional("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Web and worker share the file: wait for a lock instead of failing at once.
-    DATABASES["default"]["OPTIONS"] = {"timeout": 20}
+    # Web and worker share the file: wait for a lock instead of failing at once. IMMEDIATE
+    # takes the write lock at BEGIN, so a transaction that reads and then writes can't fail
+    # with "database is locked" when another process wrote in between.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from config.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
-from integrations import services
+from integrations import services, sheet_columns
 from integrations.clients import google
 
 STATE_SALT = "formflow.google.oauth-state"
@@ -91,7 +91,7 @@ class GoogleCallbackView(APIView):
             creds = google.credentials(tokens)
             title = f"FormFlow: {form.name}" if form else "FormFlow submissions"
             spreadsheet = google.create_spreadsheet(
-                creds, title=title, header=["submittedAt", "id"]
+                creds, title=title, header=sheet_columns.FIXED
             )
         except google.GoogleError as error:
             return landing(error="google_failed", message=str(error)[:200])

@@ -34,6 +34,7 @@ from integrations.models import (
     Integration,
     IntegrationType,
 )
+from integrations.sheet_columns import FIXED as FIXED_COLUMNS
 from integrations.validation import invalid, split_config
 from submissions.models import Submission
 
@@ -126,7 +127,8 @@ def sheets_integration_create(
         owner=owner,
         form=form,
         type=IntegrationType.GOOGLE_SHEETS,
-        config={**spreadsheet, "columns": ["submittedAt", "id"]},
+        # create_spreadsheet has written the header of the fixed columns.
+        config={**spreadsheet, "columns": list(FIXED_COLUMNS), "headerWritten": len(FIXED_COLUMNS)},
     )
     integration.set_secrets(tokens)
     integration.save()
@@ -289,7 +291,7 @@ def _record(
 
 def _update_integration(integration: Integration, outcome: transports.Outcome, at) -> None:
     """Health follows the latest attempt by start time, so a slow older attempt that
-    finishes last cannot overwrite it. Other changes (410, new tokens, columns) always apply."""
+    finishes last cannot overwrite it. Other changes (410, new tokens) always apply."""
     Integration.objects.filter(pk=integration.pk).filter(
         Q(last_run_at__isnull=True) | Q(last_run_at__lte=at)
     ).update(
@@ -300,8 +302,6 @@ def _update_integration(integration: Integration, outcome: transports.Outcome, a
     changes: dict[str, Any] = {}
     if outcome.disable:
         changes["enabled"] = False
-    if outcome.config is not None:
-        changes["config"] = outcome.config
     if outcome.secrets is not None:
         integration.set_secrets({**integration.secrets, **outcome.secrets})
         changes["secrets_encrypted"] = integration.secrets_encrypted

@@ -11,6 +11,7 @@ from django.core.validators import validate_email
 from django.utils.html import escape
 
 from config import clock
+from integrations import sheet_columns
 from integrations.clients import email_provider, google, webhook
 from integrations.models import Integration, IntegrationType
 from submissions.representation import field_text
@@ -25,7 +26,6 @@ class Outcome:
     permanent: bool = False  # no retry will help
     disable: bool = False  # the receiver asked never to be called again (410 Gone)
     secrets: dict[str, Any] | None = None  # refreshed credentials to store
-    config: dict[str, Any] | None = None  # config changed by the delivery (new columns)
 
 
 def _webhook(integration: Integration, event: dict[str, Any], msg_id: str) -> Outcome:
@@ -105,20 +105,20 @@ def _sheets(integration: Integration, event: dict[str, Any], msg_id: str) -> Out
     tokens = google.Tokens.from_dict(integration.secrets)
     creds = google.credentials(tokens)
     spreadsheet_id = integration.config["spreadsheetId"]
-    columns = list(integration.config.get("columns") or ["submittedAt", "id"])
-    new_names = [name for name in event["data"]["fields"] if name not in columns]
+    columns, written = sheet_columns.reserve(integration.pk, event["data"]["fields"])
     try:
         google.refresh_if_expired(creds)
-        if new_names:
-            columns += new_names
+        if written < len(columns):
+            # Names sit at fixed positions, so writing this delivery's list from A1 leaves
+            # any longer header another delivery wrote meanwhile intact.
             google.write_header(creds, spreadsheet_id=spreadsheet_id, header=columns)
+            sheet_columns.header_confirm(integration.pk, len(columns))
         google.append_row(creds, spreadsheet_id=spreadsheet_id, row=sheet_row(columns, event))
     except google.GoogleError as error:
         return Outcome(False, error.status_code, str(error), permanent=error.permanent)
     refreshed = google.Tokens.from_credentials(creds)
     secrets = refreshed.as_dict() if refreshed.token != tokens.token else None
-    config = {**integration.config, "columns": columns} if new_names else None
-    return Outcome(True, 200, secrets=secrets, config=config)
+    return Outcome(True, 200, secrets=secrets)
 
 
 TRANSPORTS = {

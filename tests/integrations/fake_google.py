@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -20,6 +21,8 @@ class GoogleState:
     headers: dict[str, list[str]] = field(default_factory=dict)  # spreadsheet -> header row
     rows: dict[str, list[list[str]]] = field(default_factory=dict)
     value_options: list[str] = field(default_factory=list)
+    failing_header_writes: int = 0  # answer this many header writes with a 503
+    before_header_write: Callable[[], None] | None = None  # runs once, before the next one
     issued = 1
 
 
@@ -54,8 +57,20 @@ class FakeGoogle(FakeServer):
         values = request.json()["values"]
         if cell.endswith(":append"):
             self.state.rows[sheet] += values
-        else:
-            self.state.headers[sheet] = values[0]
+            return Reply(200, {"spreadsheetId": sheet})
+        return self.write_header(sheet, cell, values[0])
+
+    def write_header(self, sheet: str, cell: str, names: list[str]) -> Reply:
+        """As Sheets does: only the cells written change; cells to their right stay."""
+        hook, self.state.before_header_write = self.state.before_header_write, None
+        if hook:
+            hook()
+        if self.state.failing_header_writes:
+            self.state.failing_header_writes -= 1
+            return Reply(503, {"error": {"code": 503, "message": "backend error"}})
+        assert cell == "Submissions!A1", cell
+        header = self.state.headers[sheet]
+        self.state.headers[sheet] = names + header[len(names) :]
         return Reply(200, {"spreadsheetId": sheet})
 
     def token(self, form: dict[str, list[str]]) -> Reply:

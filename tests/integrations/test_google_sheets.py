@@ -73,6 +73,7 @@ def test_callback_stores_tokens_encrypted_and_creates_the_sheet(connected, googl
         "spreadsheetId": "sheet-1",
         "spreadsheetUrl": "https://sheets/sheet-1",
         "columns": ["submittedAt", "id"],
+        "headerWritten": 2,
     }
     assert connected.secrets["refreshToken"] == "rt-1"
     assert "rt-1" not in connected.secrets_encrypted
@@ -205,3 +206,65 @@ def test_revoked_grant_is_failing_at_once(public, form, connected, google):
     assert "revoked" in connected.last_error
     assert Delivery.objects.get().state == "failed"
     assert google.state.rows["sheet-1"] == []
+
+
+def test_a_failed_header_write_is_made_again_by_the_next_delivery(public, form, connected, google):
+    google.state.failing_header_writes = 1
+    submit(public, form, {"phone": "1"})  # the header write fails; the row waits for a retry
+    assert google.state.headers["sheet-1"] == ["submittedAt", "id"]
+
+    submit(public, form, {"phone": "2"})  # brings no new name, yet the header is still short
+
+    connected.refresh_from_db()
+    assert google.state.headers["sheet-1"] == ["submittedAt", "id", "phone"]
+    assert [row[2] for row in google.state.rows["sheet-1"]] == ["2"]
+    assert (connected.config["columns"], connected.config["headerWritten"]) == (
+        ["submittedAt", "id", "phone"],
+        3,
+    )
+
+
+@pytest.fixture
+def quiet_broker(settings):
+    """Deliveries are recorded and queued but not run, so a test can run them itself."""
+    from tests.integrations.conftest import reset_broker_connections
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = "memory://"
+    reset_broker_connections()
+    yield
+    reset_broker_connections()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_deliveries_bringing_new_fields_at_once_each_get_a_column(
+    form, connected, google, quiet_broker
+):
+    from django.db import connection
+
+    from integrations.services import delivery_run
+    from tests.conftest import add_submission
+
+    first = add_submission(form, {"phone": "555"})
+    second = add_submission(form, {"city": "Oslo"})
+    first_delivery, second_delivery = (
+        Delivery.objects.get(submission=submission) for submission in (first, second)
+    )
+
+    def second_runs_meanwhile():
+        # In the fake's thread, while the first delivery's header write is in flight.
+        try:
+            delivery_run(second_delivery.pk)
+        finally:
+            connection.close()
+
+    google.state.before_header_write = second_runs_meanwhile
+    delivery_run(first_delivery.pk)
+
+    connected.refresh_from_db()
+    header = ["submittedAt", "id", "phone", "city"]
+    assert google.state.headers["sheet-1"] == header
+    assert connected.config["columns"] == header
+    rows = {row[1]: row[2:] for row in google.state.rows["sheet-1"]}
+    assert rows == {str(first.pk): ["555"], str(second.pk): ["", "Oslo"]}
+    assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
