@@ -39,7 +39,9 @@ class SubmitView(APIView):
     content_negotiation_class = FirstRenderer
 
     def form(self, slug: str) -> Form | None:
-        return Form.objects.select_related("owner").filter(slug=slug).first()
+        # A deactivated owner's forms are gone to the public, as the account is to its owner.
+        forms = Form.objects.select_related("owner").filter(slug=slug, owner__is_active=True)
+        return forms.first()
 
     @extend_schema(
         summary="Submit a form",

@@ -140,6 +140,17 @@ def test_repeated_file_fields_become_a_list(public, form):
 # --- Checks, in order -------------------------------------------------------------------
 
 
+def test_a_deactivated_owners_form_is_404_and_stores_nothing(public, form):
+    form.owner.is_active = False
+    form.owner.save()
+
+    response = public.post(f"/api/v1/f/{form.slug}", {"a": 1}, format="json")
+
+    assert response.status_code == 404
+    assert response.json()["error"] == "form_not_found"
+    assert not form.submissions.exists()
+
+
 def test_unknown_slug_is_404_in_both_modes(public, db):
     as_json = public.post("/api/v1/f/nope", {"a": 1}, format="json")
     as_html = public.post("/api/v1/f/nope", {"a": "1"}, HTTP_ACCEPT=BROWSER_ACCEPT)
