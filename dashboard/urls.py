@@ -23,6 +23,7 @@ urlpatterns = [
     path("integrations/google", views.google_connect, name="dashboard-google"),
     path("integrations/<uuid:integration_id>/toggle", views.integration_toggle),
     path("integrations/<uuid:integration_id>/test", views.integration_test),
+    path("integrations/<uuid:integration_id>/retry", views.integration_retry),
     path("integrations/<uuid:integration_id>/delete", views.integration_remove),
     path("settings/api-keys", views.api_keys, name="dashboard-api-keys"),
     path("settings/api-keys/new", views.api_key_create),

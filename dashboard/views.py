@@ -20,6 +20,7 @@ from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer
+from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
 from integrations.models import Integration
@@ -228,6 +229,7 @@ def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) ->
     rows = (
         Integration.objects.filter(owner=request.user)
         .select_related("form")
+        .annotate(failed=integration_selectors.failed_deliveries_count())
         .order_by("-created_at")
     )
     context = {
@@ -299,6 +301,21 @@ def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
         integration=_owned_integration(request, integration_id)
     )
     (messages.success if success else messages.error)(request, message)
+    return HttpResponseRedirect("/dashboard/integrations")
+
+
+@login_required
+@require_POST
+def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse:
+    integration = _owned_integration(request, integration_id)
+    if not integration.enabled:
+        messages.error(request, "Enable the integration first: a disabled one receives nothing.")
+        return HttpResponseRedirect("/dashboard/integrations")
+    count = integrations.deliveries_retry(integration_id=integration.pk)
+    if count:
+        messages.success(request, f"{count} failed deliveries will be sent again.")
+    else:
+        messages.success(request, "There are no failed deliveries to send again.")
     return HttpResponseRedirect("/dashboard/integrations")
 
 

@@ -338,7 +338,7 @@ def deliveries_retry(
     until: datetime | None = None,
     delivery_ids: list | None = None,
 ) -> int:
-    """Give failed submission deliveries a fresh set of attempts (an operator's action)."""
+    """Give failed submission deliveries a fresh set of attempts; return how many."""
     rows = Delivery.objects.filter(state=DeliveryState.FAILED, submission__isnull=False)
     if integration_id is not None:
         rows = rows.filter(integration_id=integration_id)
@@ -352,7 +352,7 @@ def deliveries_retry(
         rows = rows.filter(pk__in=delivery_ids)
     ids = list(rows.values_list("pk", flat=True))
     now = clock.now()
-    Delivery.objects.filter(pk__in=ids, state=DeliveryState.FAILED).update(
+    count = Delivery.objects.filter(pk__in=ids, state=DeliveryState.FAILED).update(
         state=DeliveryState.PENDING,
         attempts=0,
         next_attempt_at=now,
@@ -361,7 +361,7 @@ def deliveries_retry(
         last_error=None,
     )
     deliveries_queue(ids)
-    return len(ids)
+    return count
 
 
 def integration_send_test(*, integration: Integration) -> tuple[bool, str]:

@@ -263,6 +263,58 @@ def test_toggle_test_and_delete_an_integration(owner, user, allow_private_receiv
     assert not Integration.objects.exists()
 
 
+def test_owner_retries_failed_deliveries(
+    owner, user, form, public, allow_private_receiver, settings
+):
+    from integrations.models import Delivery
+    from integrations.services import integration_create
+    from tests.conftest import submit
+    from tests.fakes import Reply
+
+    settings.DELIVERY_RETRY_DELAYS = []  # the first failure is final
+    receiver = allow_private_receiver
+    integration = integration_create(owner=user, type="WEBHOOK", config={"url": receiver.url})
+    receiver.handler = lambda _request: Reply(500)
+    submit(public, form, {"n": "1"})
+    submit(public, form, {"n": "2"})
+    listed = page_text(owner.get("/dashboard/integrations"))
+    receiver.handler = lambda _request: Reply(200)
+
+    retried = owner.post(f"/dashboard/integrations/{integration.pk}/retry", follow=True)
+
+    assert "2 failed deliveries" in listed and "Retry failed" in listed
+    assert "2 failed deliveries will be sent again." in page_text(retried)
+    assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
+    assert len(receiver.requests) == 4
+    assert "Retry failed" not in page_text(retried)
+
+
+def test_retry_of_a_disabled_integration_is_refused(owner, user, allow_private_receiver):
+    from integrations.services import integration_create
+
+    integration = integration_create(
+        owner=user, type="WEBHOOK", config={"url": allow_private_receiver.url}
+    )
+    integration.enabled = False
+    integration.save()
+
+    response = owner.post(f"/dashboard/integrations/{integration.pk}/retry", follow=True)
+
+    assert "Enable the integration first" in page_text(response)
+
+
+def test_retry_of_another_owners_integration_is_404(owner, other_user):
+    from integrations.services import integration_create
+
+    theirs = integration_create(
+        owner=other_user,
+        type="EMAIL",
+        config={"apiKey": "re_x", "fromEmail": "a@example.com", "toEmail": "b@example.com"},
+    )
+
+    assert owner.post(f"/dashboard/integrations/{theirs.pk}/retry").status_code == 404
+
+
 def test_google_connect_without_configuration_is_a_message(owner, settings):
     settings.GOOGLE_OAUTH_CLIENT_ID = None
 
