@@ -2,17 +2,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.timefmt import TimestampField
 from forms_app.serializers import StrictSerializer
 from integrations.models import Integration, IntegrationType
+from integrations.schema import CONFIG_OUT, ConfigInField, ConfigPatchField
 from integrations.validation import mask
 
 
 class IntegrationCreateSerializer(StrictSerializer):
     type = serializers.ChoiceField(choices=IntegrationType.choices)
-    config = serializers.JSONField()
+    config = ConfigInField()
     formId = serializers.CharField(max_length=100, allow_null=True, required=False)
 
 
@@ -20,7 +22,7 @@ class IntegrationUpdateSerializer(StrictSerializer):
     ignored_keys = {"_id", "type", "createdAt"}
 
     enabled = serializers.BooleanField(required=False)
-    config = serializers.JSONField(required=False)
+    config = ConfigPatchField(required=False)
     formId = serializers.CharField(max_length=100, allow_null=True, required=False)
 
 
@@ -49,6 +51,7 @@ class IntegrationSerializer(serializers.ModelSerializer):
     def get_formId(self, integration: Integration) -> str | None:
         return str(integration.form_id) if integration.form_id else None
 
+    @extend_schema_field(CONFIG_OUT)
     def get_config(self, integration: Integration) -> dict[str, Any]:
         return public_config(integration, reveal=self.context.get("reveal", False))
 

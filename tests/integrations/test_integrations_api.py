@@ -210,3 +210,28 @@ def test_new_integration_has_never_run(owner_api):
         "lastRun": None,
         "lastError": None,
     }
+
+
+def test_schema_documents_the_config_of_each_type(api):
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    components = schema["components"]["schemas"]
+
+    def config_of(component):
+        return {
+            option["title"]: option.get("required", [])
+            for option in components[component]["properties"]["config"]["oneOf"]
+        }
+
+    assert config_of("IntegrationCreateRequest") == {
+        "WebhookConfig": ["url"],
+        "EmailConfig": ["apiKey", "fromEmail", "toEmail"],
+    }
+    assert config_of("PatchedIntegrationUpdateRequest") == {
+        "WebhookConfigPatch": [],
+        "EmailConfigPatch": [],
+    }
+    assert set(config_of("Integration")) == {
+        "WebhookConfigOut",
+        "EmailConfigOut",
+        "GoogleSheetsConfig",
+    }
