@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -58,7 +59,9 @@ class FakeServer:
                 if reply.body_delay:
                     self.wfile.flush()
                     time.sleep(reply.body_delay)
-                self.wfile.write(payload)
+                # The client may stop reading, as a timed-out or capped read does.
+                with contextlib.suppress(ConnectionError):
+                    self.wfile.write(payload)
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
