@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from forms_app.models import Form
+from submissions import keyset
 from submissions.models import Submission
 from submissions.representation import field_text, submission_json
 
@@ -31,8 +32,7 @@ def _up_to(rows: QuerySet[Submission], last: tuple[datetime, uuid.UUID]) -> Quer
     row that pass saw, because stamps are taken under the owner's row lock, so bounding by the
     last row seen excludes exactly those.
     """
-    moment, ident = last
-    return rows.filter(Q(submitted_at__lt=moment) | Q(submitted_at=moment, id__lte=ident))
+    return rows.exclude(keyset.past(*last, "asc"))
 
 
 def safe_cell(value: Any) -> str:
