@@ -338,8 +338,14 @@ def deliveries_retry(
     until: datetime | None = None,
     delivery_ids: list | None = None,
 ) -> int:
-    """Give failed submission deliveries a fresh set of attempts; return how many."""
-    rows = Delivery.objects.filter(state=DeliveryState.FAILED, submission__isnull=False)
+    """Give failed submission deliveries a fresh set of attempts; return how many.
+
+    A disabled integration's deliveries are left as they are: they would only fail again at
+    once. Enabling the integration first makes them retryable.
+    """
+    rows = Delivery.objects.filter(
+        state=DeliveryState.FAILED, submission__isnull=False, integration__enabled=True
+    )
     if integration_id is not None:
         rows = rows.filter(integration_id=integration_id)
     if form is not None:

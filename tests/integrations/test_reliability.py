@@ -188,6 +188,22 @@ def test_retry_deliveries_time_window(public, form, hook, receiver, settings, ca
     assert "Re-queued 0" in capsys.readouterr().out
 
 
+def test_retry_leaves_a_disabled_integrations_deliveries_alone(
+    public, form, hook, receiver, settings, capsys
+):
+    fail_everything(receiver, settings)
+    submit(public, form)
+    Integration.objects.filter(pk=hook.pk).update(enabled=False)
+    failed = Delivery.objects.get()
+
+    call_command("retry_deliveries")
+
+    assert "Re-queued 0" in capsys.readouterr().out
+    failed.refresh_from_db()
+    assert (failed.state, failed.attempts, failed.last_error) == ("failed", 1, "HTTP 500")
+    assert len(receiver.requests) == 1
+
+
 @pytest.mark.parametrize(
     "args", [["--since", "yesterday"], ["--form", "nope"], ["--integration", "nope"]]
 )
