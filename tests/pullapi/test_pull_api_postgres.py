@@ -38,10 +38,11 @@ def test_deep_cursor_page_is_an_index_range_scan(user, order):
     deep = Position(BASE + timedelta(seconds=15_000), uuid.UUID(int=0))
     rows = Submission.objects.filter(form=busy)
 
-    from pullapi.selectors import _after
+    from submissions.keyset import past
 
     ordering = ["submitted_at", "id"] if order == "asc" else ["-submitted_at", "-id"]
-    query = rows.filter(_after(deep, order)).order_by(*ordering)[:101]
+    query = rows.filter(past(deep.submitted_at, deep.submission_id, order))
+    query = query.order_by(*ordering)[:101]
     plan = query.explain()
 
     assert "Seq Scan" not in plan
