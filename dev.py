@@ -4,14 +4,16 @@
     python3 dev.py start   # install, migrate, then web server + Celery worker + beat
     python3 dev.py test    # install, then ruff and the whole test suite
 
-Everything is installed into .venv from requirements*.txt; a re-run installs only when those
-files changed. Standard library only, because it runs before anything is installed.
+start runs from .venv, made from the runtime lock requirements.txt alone; test uses .venv-dev,
+made from requirements-dev.txt. A venv is made again only when its lock changed. Standard
+library only, because it runs before anything is installed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +22,17 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+# The service runs from the runtime lock alone, so a dependency that only the test tools bring
+# in can never hide: tests get a venv of their own.
+RUNTIME_VENV = ROOT / ".venv"
+DEV_VENV = ROOT / ".venv-dev"
+
+
+def bin_dir(venv_dir: Path) -> Path:
+    return venv_dir / ("Scripts" if os.name == "nt" else "bin")
+
+
+BIN = bin_dir(RUNTIME_VENV)
 PYTHON = BIN / "python"
 
 
@@ -29,24 +40,27 @@ def run(*args: str | Path) -> None:
     subprocess.run([str(arg) for arg in args], cwd=ROOT, check=True)
 
 
-def install(requirements: str) -> None:
-    if not PYTHON.exists():
-        print(f"Creating {VENV.name} ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
-    files = sorted(ROOT.glob("requirements*.txt"))
-    digest = hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()
-    stamp = VENV / f".installed-{requirements}"
-    if stamp.exists() and stamp.read_text() == digest:
-        return
-    print(f"Installing {requirements} ...", flush=True)
-    run(
-        PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements
-    )
-    stamp.write_text(digest)
+def install(venv_dir: Path, requirements: str) -> Path:
+    """Make ``venv_dir`` hold exactly what ``requirements`` locks; return its bin folder."""
+    python = bin_dir(venv_dir) / "python"
+    lock = ROOT / requirements
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    stamp = venv_dir / ".installed"
+    if stamp.exists() and stamp.read_text() == f"{requirements} {digest}":
+        return bin_dir(venv_dir)
+    if venv_dir.exists():
+        # Start clean, so nothing left from an older lock (or the test tools) stays behind.
+        shutil.rmtree(venv_dir)
+    print(f"Creating {venv_dir.name} from {requirements} ...", flush=True)
+    venv.EnvBuilder(with_pip=True).create(venv_dir)
+    run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        "--require-hashes", "-r", lock)
+    stamp.write_text(f"{requirements} {digest}")
+    return bin_dir(venv_dir)
 
 
 def start(port: str) -> int:
-    install("requirements.txt")
+    install(RUNTIME_VENV, "requirements.txt")
     run(PYTHON, "manage.py", "migrate", "--no-input")
     # Without REDIS_URL the rate-limit counters live in one process's memory, so the
     # embedded setup serves from a single process with threads.
@@ -117,9 +131,9 @@ def supervise(children: dict[str, subprocess.Popen]) -> int:
 
 
 def test(extra: list[str]) -> int:
-    install("requirements-dev.txt")
-    run(BIN / "ruff", "check", ".")
-    return subprocess.run([str(BIN / "pytest"), *extra], cwd=ROOT).returncode
+    dev_bin = install(DEV_VENV, "requirements-dev.txt")
+    run(dev_bin / "ruff", "check", ".")
+    return subprocess.run([str(dev_bin / "pytest"), *extra], cwd=ROOT).returncode
 
 
 def main(argv: list[str]) -> int:
