@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-import os
 import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from config.boot import load_settings
+
+    load_settings()
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

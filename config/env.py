@@ -67,6 +67,37 @@ def integer_list(name: str, default: str) -> list[int]:
     return values
 
 
+def required(name: str, why: str) -> str:
+    value = optional(name)
+    if value is None:
+        raise ConfigError(f"{name} must be set: {why}")
+    return value
+
+
+def private_folder(path: Path) -> Path:
+    """Create ``path`` readable by this user alone (0700), its files 0600.
+
+    The folder holds the generated keys and, on the embedded setup, the database and queue.
+    The umask makes every file these processes create there later private too (SQLite's
+    journals, queued messages, beat's schedule).
+    """
+    os.umask(0o077)
+    path.mkdir(parents=True, exist_ok=True)
+    for folder, _subfolders, files in os.walk(path):
+        _chmod(Path(folder), 0o700)
+        for name in files:
+            _chmod(Path(folder) / name, 0o600)
+    return path
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        if path.stat().st_mode & 0o777 != mode:
+            path.chmod(mode)
+    except FileNotFoundError:  # another process removed it meanwhile (a consumed message)
+        pass
+
+
 def generated_secret(data_dir: Path, filename: str, make) -> str:
     """Read a secret from the data folder, creating it the first time.
 

@@ -1,5 +1,12 @@
 """Test settings: the real settings with fast hashing and tasks run in-process."""
 
+import os
+
+# Production refuses to generate keys when DATABASE_URL is set (the PostgreSQL pass of the
+# suite). Tests use fixed keys of their own, the same in every process a test starts.
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 48)
+os.environ.setdefault("FIELD_ENCRYPTION_KEYS", "dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMhISE=")
+
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

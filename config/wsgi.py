@@ -1,7 +1,6 @@
-import os
-
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config.boot import load_settings
 
+load_settings()
 application = get_wsgi_application()
