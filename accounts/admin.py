@@ -3,7 +3,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.db.models import QuerySet
 
-from accounts.models import EmailCode, User
+from accounts.models import EmailCode, MailerStatus, User
 from accounts.services import usage_reset
 from config.admin import ChangedFieldsOnlyAdmin
 
@@ -72,6 +72,17 @@ class EmailCodeAdmin(admin.ModelAdmin):
     search_fields = ["user__email"]
     exclude = ["code_hash"]
     readonly_fields = ["user", "sent_at", "expires_at", "failed_attempts"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(MailerStatus)
+class MailerStatusAdmin(admin.ModelAdmin):
+    """Whether account email (verification codes) is being sent; written by the sender only."""
+
+    list_display = ["__str__", "failing_since", "last_error", "updated_at"]
+    readonly_fields = ["failing_since", "last_error", "updated_at"]
 
     def has_add_permission(self, request) -> bool:
         return False

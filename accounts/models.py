@@ -100,3 +100,22 @@ class RevokedToken(models.Model):
 
     def __str__(self) -> str:
         return self.jti
+
+
+class MailerStatus(models.Model):
+    """Whether account email (codes) could be sent lately: one row, written by the sender.
+
+    Sign-up reads it so that it never claims a code was sent while the mail server refuses
+    every message; the operator sees the last error in the admin.
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1, editable=False)
+    failing_since = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "mailer status"
+
+    def __str__(self) -> str:
+        return "failing" if self.failing_since else "sending"

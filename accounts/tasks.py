@@ -1,13 +1,17 @@
 from celery import shared_task
-from django.core.mail import send_mail
 from django.template.loader import render_to_string
 
+from accounts import mailer
 from accounts.models import User
 from config import crypto
 
+# A code lives 30 minutes: retries (about 10 s, 20 s, 40 s, 80 s, 160 s) stay well inside it.
+RETRY_DELAYS_BASE = 10
+MAX_RETRIES = 5
 
-@shared_task(autoretry_for=(OSError,), retry_backoff=5, max_retries=5)
-def send_verification_email(user_id: str, sealed_code: str) -> None:
+
+@shared_task(bind=True, max_retries=MAX_RETRIES)
+def send_verification_email(self, user_id: str, sealed_code: str) -> None:
     from accounts.services import code_is_current
 
     user = User.objects.filter(pk=user_id, is_verified=False).first()
@@ -16,12 +20,16 @@ def send_verification_email(user_id: str, sealed_code: str) -> None:
     if user is None or not code_is_current(user, code):
         return
     context = {"code": code, "minutes": 30}
-    send_mail(
-        subject=f"Your FormFlow verification code: {code}",
-        message=render_to_string("email/verification_code.txt", context),
-        from_email=None,
-        recipient_list=[user.email],
-    )
+    try:
+        mailer.send(
+            subject=f"Your FormFlow verification code: {code}",
+            body=render_to_string("email/verification_code.txt", context),
+            to=user.email,
+        )
+    except mailer.PERMANENT:
+        return  # recorded and logged; the operator must fix the mail settings
+    except OSError as error:
+        raise self.retry(exc=error, countdown=RETRY_DELAYS_BASE * 2**self.request.retries) from None
 
 
 @shared_task

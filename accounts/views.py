@@ -10,14 +10,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts import mailer, services
 from accounts import serializers as s
-from accounts import services
 from accounts.authentication import token_from_request
 from config import ratelimit
 from config.net import client_ip
 
 SIGNUP_MESSAGE = "Check your inbox: we sent a 6-digit code to verify your email address."
 RESEND_MESSAGE = "If that address needs verification, a new code is on its way."
+# Said instead while the mail server refuses every message: the answer never claims a code
+# was sent when none can be. It is the same for every address, so it reveals no account.
+NO_MAIL_MESSAGE = (
+    "Your request was received, but this server cannot send email right now, so no code was "
+    "sent. Ask for a new code once the operator has fixed email delivery."
+)
 
 
 class PublicAuthView(APIView):
@@ -64,7 +70,8 @@ class SignupView(PublicAuthView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         services.user_sign_up(email=data["email"], password=data["password"])
-        return Response({"message": SIGNUP_MESSAGE}, status=status.HTTP_201_CREATED)
+        message = NO_MAIL_MESSAGE if mailer.is_failing() else SIGNUP_MESSAGE
+        return Response({"message": message}, status=status.HTTP_201_CREATED)
 
 
 class VerifyEmailView(PublicAuthView):
@@ -84,7 +91,7 @@ class ResendCodeView(PublicAuthView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.EmailSerializer, request)
         services.user_resend_code(email=data["email"])
-        return Response({"message": RESEND_MESSAGE})
+        return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else RESEND_MESSAGE})
 
 
 class LoginView(PublicAuthView):

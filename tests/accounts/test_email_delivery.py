@@ -60,3 +60,81 @@ def test_a_replaced_code_is_never_sent(db):
     send_verification_email(str(user.pk), stale)
 
     assert mail.outbox == []
+
+
+def sign_up(api, email):
+    return api.post(
+        "/api/auth/signup", {"email": email, "password": "a long passphrase"}, format="json"
+    )
+
+
+def test_a_relay_without_starttls_is_recorded_and_signup_stops_claiming_a_code_was_sent(
+    api, smtp, settings
+):
+    from accounts.models import MailerStatus
+    from accounts.views import NO_MAIL_MESSAGE, SIGNUP_MESSAGE
+
+    settings.EMAIL_USE_TLS = True  # the default, against a relay that offers no STARTTLS
+
+    first = sign_up(api, "first@example.com")
+    second = sign_up(api, "second@example.com")
+
+    assert first.status_code == second.status_code == 201
+    assert smtp.messages == []
+    status = MailerStatus.objects.get()
+    assert status.failing_since is not None
+    assert "STARTTLS" in status.last_error
+    assert second.json() == {"message": NO_MAIL_MESSAGE}
+    assert NO_MAIL_MESSAGE != SIGNUP_MESSAGE
+
+    settings.EMAIL_USE_TLS = False  # the operator fixes the setting
+    sign_up(api, "third@example.com")
+    fourth = sign_up(api, "fourth@example.com")
+
+    assert len(smtp.messages) == 2
+    assert MailerStatus.objects.get().failing_since is None
+    assert fourth.json() == {"message": SIGNUP_MESSAGE}
+
+
+def test_a_passing_mail_failure_is_retried_a_bounded_number_of_times(db, monkeypatch):
+    from accounts import mailer, tasks
+
+    user = User.objects.create_user("retry@example.com", "a long passphrase")
+    _issue_code(user)
+    code = "000000"
+    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code: True)
+    calls = []
+
+    def refused(**_kwargs):
+        calls.append(1)
+        raise ConnectionRefusedError("connection refused")
+
+    monkeypatch.setattr(mailer, "send", refused)
+    # Eager retries run at once, inside apply(); let it report the failure instead of raising.
+    monkeypatch.setitem(tasks.send_verification_email.app.conf, "task_eager_propagates", False)
+
+    result = tasks.send_verification_email.apply((str(user.pk), crypto.encrypt(code)))
+
+    assert result.failed()
+    assert len(calls) == tasks.MAX_RETRIES + 1
+
+
+def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
+    import smtplib
+
+    from accounts import mailer, tasks
+
+    user = User.objects.create_user("auth@example.com", "a long passphrase")
+    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code: True)
+    calls = []
+
+    def refused_login(**_kwargs):
+        calls.append(1)
+        raise smtplib.SMTPAuthenticationError(535, b"bad credentials")
+
+    monkeypatch.setattr(mailer, "send", refused_login)
+
+    result = tasks.send_verification_email.apply((str(user.pk), crypto.encrypt("123456")))
+
+    assert result.successful()
+    assert len(calls) == 1

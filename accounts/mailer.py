@@ -1,0 +1,52 @@
+"""Account email (verification codes) and the record of whether it can be sent at all."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+import ssl
+
+from django.core.mail import send_mail
+
+from accounts.models import MailerStatus
+from config import clock
+
+logger = logging.getLogger(__name__)
+
+# Errors that no retry can mend: the server lacks STARTTLS, refuses our login or our sender,
+# or speaks another TLS mode than EMAIL_USE_TLS / EMAIL_USE_SSL say. Anything else (refused
+# connection, time-out, a dropped session) may pass, and is retried.
+PERMANENT = (
+    smtplib.SMTPNotSupportedError,
+    smtplib.SMTPAuthenticationError,
+    smtplib.SMTPSenderRefused,
+    smtplib.SMTPHeloError,
+    ssl.SSLError,
+)
+
+
+def send(*, subject: str, body: str, to: str) -> None:
+    """Send one message; record the outcome; raise OSError (SMTPException is one) on failure."""
+    try:
+        send_mail(subject=subject, message=body, from_email=None, recipient_list=[to])
+    except OSError as error:
+        _record_failure(error)
+        raise
+    _record_success()
+
+
+def is_failing() -> bool:
+    return MailerStatus.objects.filter(failing_since__isnull=False).exists()
+
+
+def _record_failure(error: OSError) -> None:
+    text = f"{type(error).__name__}: {error}"[:500]
+    logger.error("Account email could not be sent: %s", text)
+    status, _ = MailerStatus.objects.get_or_create(id=1)
+    status.failing_since = status.failing_since or clock.now()
+    status.last_error = text
+    status.save()
+
+
+def _record_success() -> None:
+    MailerStatus.objects.filter(failing_since__isnull=False).update(failing_since=None)

@@ -1,0 +1,55 @@
+"""A Celery worker keeps its database connection from one delivery to the next."""
+
+import pytest
+from celery import signals
+from celery.fixups.django import DjangoWorkerFixup
+from django.db import connection
+
+from config.celery import app
+from integrations.tasks import deliver
+
+# SQLite's test database lives in memory and is never closed; the reconnect cost is
+# PostgreSQL's, so this is checked there.
+pytestmark = pytest.mark.postgres
+
+
+def run_as_worker(fixup: DjangoWorkerFixup) -> None:
+    """What a worker does around one task: the prerun and postrun signals, then a query."""
+    signals.task_prerun.send(sender=deliver, task_id="t", task=deliver, args=(), kwargs={})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    signals.task_postrun.send(sender=deliver, task_id="t", task=deliver, args=(), kwargs={})
+
+
+@pytest.fixture
+def worker_fixup():
+    fixup = DjangoWorkerFixup(app)
+    fixup.install()
+    yield fixup
+    signals.task_prerun.disconnect(fixup.on_task_prerun)
+    signals.task_postrun.disconnect(fixup.on_task_postrun)
+    signals.worker_process_init.disconnect(fixup.on_worker_process_init)
+    signals.beat_embedded_init.disconnect(fixup.close_database)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tasks_reuse_one_database_connection(worker_fixup):
+    connection.ensure_connection()
+    first = connection.connection
+
+    for _ in range(5):
+        run_as_worker(worker_fixup)
+
+    assert connection.connection is first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_expired_connection_is_replaced_between_tasks(worker_fixup):
+    connection.ensure_connection()
+    first = connection.connection
+    connection.close_at = 0  # past CONN_MAX_AGE
+
+    run_as_worker(worker_fixup)
+
+    assert connection.connection is not None
+    assert connection.connection is not first
