@@ -3,6 +3,7 @@
 
     python3 dev.py start   # install, migrate, then web server + Celery worker + beat
     python3 dev.py test    # install, then ruff and the whole test suite
+    python3 dev.py install # only make .venv (what the benchmarks run)
 
 start runs from .venv, made from the runtime lock requirements.txt alone; test uses .venv-dev,
 made from requirements-dev.txt. A venv is made again only when its lock changed. Standard
@@ -145,6 +146,9 @@ def main(argv: list[str]) -> int:
         return start(port)
     if command == "test":
         return test(argv[1:])
+    if command == "install":
+        install(RUNTIME_VENV, "requirements.txt")
+        return 0
     print(__doc__)
     return 2
 

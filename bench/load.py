@@ -1,0 +1,380 @@
+"""Intake under load, over HTTP, against real servers, with the floor in the same run.
+
+    python3 bench/load.py --setup production [--accounts 1] [--seconds 20]
+    python3 bench/load.py --setup embedded
+
+production: PostgreSQL (127.0.0.1:5432, a scratch database formflow_bench) and Redis
+(127.0.0.1:6379, db 13), gunicorn 2 workers x 4 threads, a Celery worker (concurrency 2)
+and beat. embedded: the same as `dev.py start` (SQLite, the filesystem broker, one gunicorn
+process with 8 threads, worker and beat in one process). Each form has one webhook to a local
+receiver (bench/receiver.py). Load comes from wrk (Debian's package), 16 connections, each
+request from its own client address (X-Forwarded-For behind TRUSTED_PROXY_COUNT=1), spread
+over --accounts accounts with one form each.
+
+It prints, for FormFlow and for the floor (bench/floor_urls.py: parse the JSON, insert one
+row, on the same settings, server and database): req/s and latency percentiles at full load;
+then FormFlow's p50/p99 at half its peak rate (a constant-rate client); then the delivery
+check (every 2xx stored and delivered exactly once), the time from the last POST to the last
+delivery, and the worker CPU per delivery. Ratios are FormFlow / floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_BIN = ROOT / ".venv" / "bin"
+PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
+PG_URL = "postgres://postgres@127.0.0.1:5432/formflow_bench"
+REDIS_URL = "redis://127.0.0.1:6379/13"
+BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello there! " * 10}
+
+WRK_SCRIPT = """
+local paths = {%s}
+local n = 0
+wrk.method = "POST"
+wrk.body = '%s'
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  n = n + 1
+  local a, b, c = math.random(0, 255), math.random(0, 255), math.random(1, 254)
+  wrk.headers["X-Forwarded-For"] = "10." .. a .. "." .. b .. "." .. c
+  return wrk.format(nil, paths[(n %% #paths) + 1])
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def process(command: list, env: dict, log: Path):
+    with log.open("ab") as output:
+        child = subprocess.Popen(
+            [str(part) for part in command], cwd=ROOT, env=env, stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        yield child
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGTERM)
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+
+
+def wait_up(url: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return  # it answers, whatever it says
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit(f"{url} did not come up")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and all its descendants, living ones included."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for child in [pid, *descendants(pid)]:
+        try:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, IndexError):
+                continue
+            if parent == pid:
+                found += [int(entry.name), *descendants(int(entry.name))]
+    return found
+
+
+def wrk(base: str, paths: list[str], seconds: int, connections: int) -> dict:
+    script = Path(tempfile.mkstemp(suffix=".lua")[1])
+    quoted = ", ".join(f'"{path}"' for path in paths)
+    script.write_text(WRK_SCRIPT % (quoted, json.dumps(BODY)))
+    result = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), base],
+        capture_output=True, text=True, check=True,
+    )
+    script.unlink()
+    return parse_wrk(result.stdout)
+
+
+def parse_wrk(text: str) -> dict:
+    def ms(value: str) -> float:
+        number, unit = re.match(r"([\d.]+)(\w+)", value).groups()
+        return float(number) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+
+    found = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))}
+    for label in ("50", "90", "99"):
+        found[f"p{label}"] = ms(re.search(rf"\s{label}(?:\.000)?%\s+(\S+)", text).group(1))
+    total = re.search(r"(\d+) requests in", text)
+    found["requests"] = int(total.group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    found["non2xx"] = int(bad.group(1)) if bad else 0
+    errors = re.search(r"Socket errors: (.*)", text)
+    found["socket_errors"] = errors.group(1) if errors else "none"
+    return found
+
+
+async def constant_rate(base: str, paths: list[str], rate: float, seconds: float) -> dict:
+    """Open-loop load: requests start on a fixed schedule, latency counted from the schedule,
+    so a slow answer cannot hide the queue behind it."""
+    host, port = base.removeprefix("http://").split(":")
+    body = json.dumps(BODY).encode()
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    pool: asyncio.Queue = asyncio.Queue()
+    for _ in range(64):
+        pool.put_nowait(None)
+
+    async def one(index: int, due: float) -> None:
+        connection = await pool.get()
+        try:
+            if connection is None:
+                connection = await asyncio.open_connection(host, int(port))
+            reader, writer = connection
+            ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 254 + 1}"
+            writer.write(
+                f"POST {paths[index % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n"
+                f"Content-Type: application/json\r\nX-Forwarded-For: {ip}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+            )
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
+            await reader.readexactly(length)
+            latencies.append(time.monotonic() - due)
+            statuses[status] = statuses.get(status, 0) + 1
+        except (OSError, asyncio.IncompleteReadError):
+            statuses[0] = statuses.get(0, 0) + 1
+            connection = None
+        pool.put_nowait(connection)
+
+    start = time.monotonic()
+    tasks = []
+    for index in range(int(rate * seconds)):
+        due = start + index / rate
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+        tasks.append(asyncio.create_task(one(index, due)))
+    await asyncio.gather(*tasks)
+    latencies.sort()
+    return {
+        "rate": rate,
+        "p50": latencies[len(latencies) // 2] * 1000,
+        "p99": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "statuses": statuses,
+    }
+
+
+def receiver_stats(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
+        return json.loads(response.read())
+
+
+def manage(env: dict, *args: str, python: Path = VENV_BIN / "python") -> str:
+    return subprocess.run(
+        [str(python), "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+        check=True,
+    ).stdout
+
+
+SETUP = """
+import json
+from accounts.models import User
+from forms_app.services import form_create
+from integrations.services import integration_create
+slugs = []
+for n in range({accounts}):
+    owner = User.objects.create_user(f"bench{{n}}@example.com", "bench-password-1",
+                                     is_verified=True, monthly_submission_limit=10**9)
+    form = form_create(owner=owner, name=f"Bench {{n}}", rate_limit=10000)
+    integration_create(owner=owner, type="WEBHOOK", config={{"url": "{hook}"}})
+    slugs.append(form.slug)
+print(json.dumps(slugs))
+"""
+
+COUNTS = """
+from submissions.models import Submission
+from integrations.models import Delivery
+print(Submission.objects.count(), Delivery.objects.filter(state="delivered").count())
+"""
+
+
+def sql(env: dict, statement: str) -> None:
+    database = env.get("DATABASE_URL")
+    if database:
+        subprocess.run(["psql", "-q", database, "-c", statement], check=True)
+    else:
+        import sqlite3
+
+        with sqlite3.connect(Path(env["DATA_DIR"]) / "db.sqlite3") as db:
+            db.execute(statement)
+
+
+def prepare(args: argparse.Namespace, work: Path, hook_port: int) -> tuple[dict, list[str]]:
+    env = {
+        **os.environ,
+        "DATA_DIR": str(work / "data"),
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "FIELD_ENCRYPTION_KEYS": base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+        "TRUSTED_PROXY_COUNT": "1",
+        "DEFAULT_MONTHLY_SUBMISSION_LIMIT": str(10**9),
+    }
+    for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE",
+                 "DEBUG"):
+        env.pop(name, None)
+    if args.setup == "production":
+        subprocess.run(["psql", "-q", PG_ADMIN, "-c", "DROP DATABASE IF EXISTS formflow_bench"],
+                       check=True)
+        subprocess.run(["psql", "-q", PG_ADMIN, "-c", "CREATE DATABASE formflow_bench"],
+                       check=True)
+        subprocess.run(["redis-cli", "-n", "13", "flushdb"], check=True, stdout=subprocess.DEVNULL)
+        env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL)
+    manage(env, "migrate", "--no-input")
+    sql(env, "CREATE TABLE bench_floor (id serial PRIMARY KEY, data text)"
+        if args.setup == "production"
+        else "CREATE TABLE bench_floor (id integer PRIMARY KEY AUTOINCREMENT, data text)")
+    hook = f"http://127.0.0.1:{hook_port}/hook"
+    output = manage(env, "shell", "-c", SETUP.format(accounts=args.accounts, hook=hook))
+    slugs = json.loads(output.strip().splitlines()[-1])
+    return env, slugs
+
+
+def servers(args: argparse.Namespace, env: dict, port: int, settings: str | None) -> dict:
+    web_env = {**env, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
+    workers = "2" if args.setup == "production" else "1"
+    threads = "4" if args.setup == "production" else "8"
+    commands = {
+        "web": [VENV_BIN / "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                "--workers", workers, "--threads", threads, "--backlog", "2048"],
+    }
+    if settings is None:
+        if args.setup == "production":
+            commands["worker"] = [VENV_BIN / "celery", "-A", "config", "worker", "--loglevel",
+                                  "WARNING", "--concurrency", "2"]
+            commands["beat"] = [VENV_BIN / "celery", "-A", "config", "beat", "--loglevel",
+                                "WARNING"]
+        else:
+            commands["worker"] = [VENV_BIN / "celery", "-A", "config", "worker", "--beat",
+                                  "--loglevel", "WARNING", "--concurrency", "2"]
+    return {"env": web_env, "commands": commands}
+
+
+def run(args: argparse.Namespace) -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is needed: apt-get install wrk")
+    subprocess.run([sys.executable, "dev.py", "install"], cwd=ROOT, check=True)
+    work = Path(tempfile.mkdtemp(prefix="formflow-load-"))
+    hook_port, port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    env, slugs = prepare(args, work, hook_port)
+    paths = [f"/api/v1/f/{slug}" for slug in slugs]
+    report: dict = {"setup": args.setup, "accounts": args.accounts}
+    with ExitStack() as stack:
+        stack.enter_context(process([sys.executable, ROOT / "bench" / "receiver.py", hook_port],
+                                    env, work / "receiver.log"))
+        # The floor first, on the same settings and server, then FormFlow.
+        floor = servers(args, env, port, "bench.floor_settings")
+        with process(floor["commands"]["web"], floor["env"], work / "floor.log"):
+            wait_up(base + "/api/v1/f/none", 60)
+            wrk(base, paths, 3, args.connections)  # warm-up
+            report["floor"] = wrk(base, paths, args.seconds, args.connections)
+        service = servers(args, env, port, None)
+        children = {
+            name: stack.enter_context(process(command, service["env"], work / f"{name}.log"))
+            for name, command in service["commands"].items()
+        }
+        wait_up(base + "/healthz")
+        time.sleep(2)
+        wrk(base, paths, 3, args.connections)  # warm-up
+        drain(env, hook_port)
+        worker_cpu_before = cpu_seconds(children["worker"].pid)
+        delivered_before = receiver_stats(hook_port)["unique"]
+        stored_before = int(manage(env, "shell", "-c", COUNTS).split()[-2])
+        report["formflow"] = full = wrk(base, paths, args.seconds, args.connections)
+        last_post = time.time()
+        stored, _ = drain(env, hook_port)
+        stats = receiver_stats(hook_port)
+        worker_cpu = cpu_seconds(children["worker"].pid) - worker_cpu_before
+        new_deliveries = stats["unique"] - delivered_before
+        accepted = full["requests"] - full["non2xx"]
+        report["delivery"] = {
+            "accepted_2xx": accepted,
+            "stored": stored - stored_before,
+            "delivered": new_deliveries,
+            "duplicates": stats["duplicates"],
+            "last_delivery_after_last_post_s": round(max(0.0, stats["last_at"] - last_post), 2),
+            "worker_cpu_ms_per_delivery": round(worker_cpu * 1000 / max(new_deliveries, 1), 2),
+        }
+        half = full["rps"] / 2
+        report["half_rate"] = asyncio.run(constant_rate(base, paths, half, args.seconds / 2))
+    report["ratio_rps"] = round(report["formflow"]["rps"] / report["floor"]["rps"], 3)
+    print(json.dumps(report, indent=2))
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"logs kept in {work}")
+
+
+def drain(env: dict, hook_port: int, timeout: float = 300) -> tuple[int, int]:
+    """Wait until every stored submission has been delivered (one webhook each)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stored, delivered = map(int, manage(env, "shell", "-c", COUNTS).split()[-2:])
+        if stored == delivered == receiver_stats(hook_port)["unique"]:
+            return stored, delivered
+        time.sleep(0.5)
+    raise SystemExit(f"deliveries did not finish within {timeout}s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--setup", choices=["production", "embedded"], default="production")
+    parser.add_argument("--accounts", type=int, default=1)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--keep", action="store_true", help="keep the logs and data folder")
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
