@@ -36,12 +36,12 @@ class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
     ]
     list_filter = ["is_verified", "is_active", "is_staff"]
     search_fields = ["email", "name"]
-    readonly_fields = ["date_joined", "last_login", "usage_month", "usage_count"]
+    readonly_fields = ["date_joined", "last_login", "usage_this_month"]
     actions = ["reset_usage"]
     fieldsets = [
         (None, {"fields": ["email", "password", "name"]}),
         ("Status", {"fields": ["is_verified", "onboarding_complete", "is_active"]}),
-        ("Usage", {"fields": ["monthly_submission_limit", "usage_month", "usage_count"]}),
+        ("Usage", {"fields": ["monthly_submission_limit", "usage_this_month"]}),
         ("Permissions", {"fields": ["is_staff", "is_superuser", "groups", "user_permissions"]}),
         ("Dates", {"fields": ["date_joined", "last_login"]}),
     ]

@@ -48,9 +48,6 @@ class User(AbstractBaseUser, PermissionsMixin):
     date_joined = models.DateTimeField(default=timezone.now)
     # Null means DEFAULT_MONTHLY_SUBMISSION_LIMIT; an operator may set another.
     monthly_submission_limit = models.PositiveIntegerField(null=True, blank=True)
-    # The count belongs to usage_month; a count from an earlier month reads as zero.
-    usage_month = models.DateField(default=current_month)
-    usage_count = models.PositiveIntegerField(default=0)
 
     objects = UserManager()
 
@@ -76,7 +73,31 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     @property
     def monthly_submission_count(self) -> int:
-        return self.usage_count if self.usage_month == current_month() else 0
+        from accounts import quota
+
+        return quota.used(self.pk)
+
+
+class UsageShard(models.Model):
+    """Part of an account's count of submissions in one calendar month (UTC).
+
+    The count is the sum of the month's shards. Each submission adds one to a shard picked at
+    random, inside its own transaction: concurrent submissions of one account then rarely wait
+    for the same row, where a single counter row would make them commit one at a time.
+    """
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="usage_shards")
+    month = models.DateField()
+    shard = models.PositiveSmallIntegerField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "month", "shard"], name="usage_shard_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"usage of {self.user_id} in {self.month:%Y-%m} (shard {self.shard})"
 
 
 class EmailCode(models.Model):

@@ -11,11 +11,9 @@ from django.conf import settings
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, F, Q, Value, When
-from django.db.models.functions import Coalesce
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts.models import EmailCode, RevokedToken, User, current_month, normalize_email
+from accounts.models import EmailCode, RevokedToken, User, normalize_email
 from config import clock, crypto
 from config.errors import ServiceError
 
@@ -163,38 +161,10 @@ def user_update_profile(
     return user
 
 
-def usage_consume(*, user_id) -> bool:
-    """Count one submission against the owner's monthly limit, if any is left.
-
-    One conditional UPDATE: the check and the count are a single statement, so concurrent
-    submissions can never go past the limit. A count from an earlier month starts over.
-    """
-    month = current_month()
-    default_limit = settings.DEFAULT_MONTHLY_SUBMISSION_LIMIT
-    limit = Coalesce(F("monthly_submission_limit"), Value(default_limit))
-    new_month_allowed = Q(monthly_submission_limit__gt=0)
-    if default_limit > 0:
-        new_month_allowed |= Q(monthly_submission_limit__isnull=True)
-    has_room = Q(usage_month=month, usage_count__lt=limit) | (
-        ~Q(usage_month=month) & new_month_allowed
-    )
-    updated = (
-        User.objects.filter(pk=user_id)
-        .filter(has_room)
-        .update(
-            usage_count=Case(When(usage_month=month, then=F("usage_count") + 1), default=Value(1)),
-            usage_month=Value(month),
-        )
-    )
-    return updated == 1
-
-
 def usage_reset(*, user: User) -> None:
-    User.objects.filter(pk=user.pk).update(usage_count=0, usage_month=current_month())
+    from accounts import quota
 
-
-def usage_exhausted(user: User) -> bool:
-    return user.monthly_submission_count >= user.effective_monthly_limit
+    quota.reset(user)
 
 
 def token_revoke_if_valid(raw: str | None) -> None:

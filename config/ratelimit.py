@@ -12,6 +12,11 @@ from django_ratelimit.core import get_usage
 from config.errors import ServiceError
 
 
+def now() -> float:
+    """The clock of the fixed windows (tests hold it still)."""
+    return time.time()
+
+
 @dataclass(frozen=True)
 class Usage:
     limit: int

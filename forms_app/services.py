@@ -31,7 +31,7 @@ def form_create(*, owner: User, **values: Any) -> Form:
 
 @transaction.atomic
 def form_update(*, form: Form, **changes: Any) -> Form:
-    # Only the changed columns: submission_count moves under concurrent submissions.
+    # Only the changed columns, so a concurrent change to another column is never undone.
     form.save(update_fields=[*_apply(form, changes), "updated_at"])
     return form
 

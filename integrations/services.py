@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from kombu.exceptions import OperationalError
 
@@ -24,7 +24,7 @@ from config import clock, crypto
 from config.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
-from integrations import events, transports
+from integrations import events, nudge, transports
 from integrations.clients import webhook
 from integrations.models import (
     Delivery,
@@ -138,27 +138,50 @@ def sheets_integration_create(
 # --- The outbox -----------------------------------------------------------------------------
 
 
-def deliveries_record(*, submission: Submission) -> None:
-    """Inside the submission's transaction: one pending delivery per matching integration."""
-    form = submission.form
-    integration_ids = Integration.objects.filter(
-        Q(form__isnull=True) | Q(form=form), owner_id=form.owner_id, enabled=True
-    ).values_list("pk", flat=True)
-    now = clock.now()
-    deliveries = Delivery.objects.bulk_create(
-        [
-            Delivery(
-                integration_id=integration_id,
-                submission=submission,
-                next_attempt_at=now,
-                queued_at=now,
-            )
-            for integration_id in integration_ids
-        ]
+def deliveries_insert(submission_id, owner_id, form_id) -> tuple[str, list]:
+    """SQL and parameters that insert one pending delivery per matching integration of a
+    submission, answering their ids: one statement for any number of integrations."""
+    now = connection.ops.adapt_datetimefield_value(clock.now())
+    uuid_sql = "gen_random_uuid()" if connection.vendor == "postgresql" else (
+        "lower(hex(randomblob(16)))"
     )
-    if deliveries:
-        ids = [delivery.pk for delivery in deliveries]
+    sql = (
+        f"INSERT INTO {Delivery._meta.db_table} (id, integration_id, submission_id, "
+        "event_type, state, attempts, next_attempt_at, queued_at, created_at) "
+        f"SELECT {uuid_sql}, i.id, %s, %s, %s, 0, %s, %s, %s "
+        f"FROM {Integration._meta.db_table} i WHERE i.owner_id = %s AND i.enabled = %s "
+        "AND (i.form_id IS NULL OR i.form_id = %s) RETURNING id"
+    )
+    params = [
+        _db_id(Submission, submission_id),
+        "submission.created",
+        DeliveryState.PENDING,
+        now,
+        now,
+        now,
+        _db_id(User, owner_id),
+        True,
+        _db_id(Form, form_id),
+    ]
+    return sql, params
+
+
+def deliveries_record(*, submission: Submission) -> list:
+    """Inside the submission's transaction: one pending delivery per matching integration.
+
+    Workers are nudged after commit."""
+    form = submission.form
+    sql, params = deliveries_insert(submission.pk, form.owner_id, form.pk)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = [row[0] for row in cursor.fetchall()]
+    if ids:
         transaction.on_commit(lambda: deliveries_queue(ids), robust=True)
+    return ids
+
+
+def _db_id(model, value):
+    return model._meta.pk.get_db_prep_value(value, connection)
 
 
 class _BrokerBreaker:
@@ -181,22 +204,157 @@ class _BrokerBreaker:
 broker_breaker = _BrokerBreaker()
 
 
-def deliveries_queue(ids: list, countdown: float | None = None) -> None:
-    """Nudge workers. If the broker is away, the rows stay due and the sweeper sends them."""
+def deliveries_queue(ids: list, *, force: bool = False) -> None:
+    """Nudge workers about due deliveries ``ids``; one message covers any number of them.
+
+    Only the caller that raises the flag publishes (see integrations/nudge.py); ``force``
+    publishes anyway (the sweeper, which cannot know whether the last message was lost). If
+    the broker is away, the rows are marked unsent and the sweeper sends them.
+    """
+    from integrations.tasks import deliver_due
+
+    if not (nudge.raise_flag() or force):
+        return
+    try:
+        if not broker_breaker.open():
+            raise OperationalError("broker marked unavailable after a recent failure")
+        deliver_due.apply_async(retry=False)
+    except (OperationalError, OSError) as error:
+        broker_breaker.trip()
+        nudge.take_flag()  # no message is on its way: the next commit must try again
+        logger.warning("Broker unavailable, %d deliveries left to the sweeper: %s", len(ids), error)
+        Delivery.objects.filter(pk__in=ids).update(queued_at=None)
+
+
+def delivery_retry_later(delivery_id, countdown: float) -> None:
+    """A short wait before the next attempt: a message with a countdown, not the sweeper."""
     from integrations.tasks import deliver
 
-    for index, delivery_id in enumerate(ids):
-        try:
-            if not broker_breaker.open():
-                raise OperationalError("broker marked unavailable after a recent failure")
-            deliver.apply_async((str(delivery_id),), countdown=countdown, retry=False)
-        except (OperationalError, OSError) as error:
-            broker_breaker.trip()
-            logger.warning(
-                "Broker unavailable, %d deliveries left to the sweeper: %s", len(ids) - index, error
-            )
-            Delivery.objects.filter(pk__in=ids[index:]).update(queued_at=None)
-            return
+    try:
+        if not broker_breaker.open():
+            raise OperationalError("broker marked unavailable after a recent failure")
+        deliver.apply_async((str(delivery_id),), countdown=countdown, retry=False)
+    except (OperationalError, OSError) as error:
+        broker_breaker.trip()
+        logger.warning("Broker unavailable, %s left to the sweeper: %s", delivery_id, error)
+        Delivery.objects.filter(pk=delivery_id).update(queued_at=None)
+
+
+BATCH_SIZE = 10
+# A batch is leased for as long as its attempts may take, one after the other.
+BATCH_LEASE = timedelta(seconds=BATCH_SIZE * 10 + 60)
+RUN_DUE_BUDGET_SECONDS = 20.0  # then the task hands over, well inside its time limit
+
+
+def deliveries_run_due() -> int:
+    """A worker's loop: claim due deliveries in batches and attempt them until none is left.
+
+    When a whole batch was due, another message asks a second worker to help. After the
+    budget the task hands over to a fresh message, so no task nears its time limit.
+    """
+    from integrations.tasks import deliver_due
+
+    began, done = time.monotonic(), 0
+    while True:
+        ids = deliveries_claim_batch(BATCH_SIZE)
+        if not ids:
+            if nudge.take_flag():
+                continue  # a commit raised it meanwhile: look again
+            return done
+        if len(ids) == BATCH_SIZE:
+            deliver_due.apply_async(retry=False)
+        deliveries_attempt(ids)
+        done += len(ids)
+        if time.monotonic() - began > RUN_DUE_BUDGET_SECONDS:
+            deliver_due.apply_async(retry=False)
+            return done
+
+
+def deliveries_claim_batch(size: int) -> list:
+    """Claim up to ``size`` due deliveries (or ones whose worker vanished) in one statement.
+
+    On PostgreSQL, SKIP LOCKED lets workers claim side by side without waiting for each other;
+    SQLite has one writer, so a plain subquery does.
+    """
+    now = clock.now()
+    ops = connection.ops
+    table = Delivery._meta.db_table
+    skip_locked = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET state = %s, lease_until = %s, attempts = attempts + 1 "
+            f"WHERE id IN (SELECT id FROM {table} WHERE (state = %s AND next_attempt_at <= %s) "
+            f"OR (state = %s AND lease_until < %s) ORDER BY next_attempt_at LIMIT %s"
+            f"{skip_locked}) RETURNING id",
+            [
+                DeliveryState.IN_PROGRESS,
+                ops.adapt_datetimefield_value(now + BATCH_LEASE),
+                DeliveryState.PENDING,
+                ops.adapt_datetimefield_value(now),
+                DeliveryState.IN_PROGRESS,
+                ops.adapt_datetimefield_value(now),
+                size,
+            ],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def deliveries_attempt(ids: list) -> None:
+    """One attempt at each claimed delivery; successes are recorded together."""
+    deliveries = Delivery.objects.select_related("integration__form", "submission__form").filter(
+        pk__in=ids
+    )
+    succeeded = []
+    for delivery in deliveries:
+        if _disabled(delivery):
+            _finish(delivery, DeliveryState.FAILED, "Integration is disabled")
+            continue
+        outcome, started, duration_ms = _attempt(delivery)
+        if outcome.ok and outcome.secrets is None:
+            succeeded.append((delivery, outcome, started, duration_ms))
+        else:
+            _after_attempt(_record(delivery, outcome, started, duration_ms))
+    if succeeded:
+        _record_successes(succeeded)
+
+
+def _attempt(delivery: Delivery) -> tuple[transports.Outcome, datetime, int]:
+    started, began = clock.now(), time.monotonic()
+    try:
+        outcome = transports.deliver(
+            delivery.integration, events.event_for(delivery), delivery.message_id
+        )
+    except Exception as error:
+        # An unexpected failure is recorded like any other, instead of waiting for the lease.
+        logger.exception("Delivery %s failed unexpectedly", delivery.pk)
+        outcome = transports.Outcome(False, error=f"Internal error: {type(error).__name__}")
+    return outcome, started, int((time.monotonic() - began) * 1000)
+
+
+@transaction.atomic
+def _record_successes(results: list) -> None:
+    """Record delivered attempts in a few statements, whatever their number."""
+    DeliveryAttempt.objects.bulk_create(
+        DeliveryAttempt(
+            delivery=delivery,
+            number=delivery.attempts,
+            started_at=started,
+            duration_ms=duration_ms,
+            succeeded=True,
+            status_code=outcome.status_code,
+        )
+        for delivery, outcome, started, duration_ms in results
+    )
+    Delivery.objects.filter(pk__in=[result[0].pk for result in results]).update(
+        state=DeliveryState.DELIVERED, last_error=None, finished_at=clock.now(), lease_until=None
+    )
+    latest: dict = {}
+    for delivery, outcome, started, _ in results:
+        integration = delivery.integration
+        if integration.pk not in latest or latest[integration.pk][2] < started:
+            latest[integration.pk] = (integration, outcome, started)
+    for integration, outcome, started in latest.values():
+        _update_integration(integration, outcome, started)
 
 
 def delivery_claim(delivery_id) -> bool:
@@ -218,23 +376,22 @@ def delivery_run(delivery_id) -> Delivery | None:
     delivery = Delivery.objects.select_related("integration__form", "submission__form").get(
         pk=delivery_id
     )
-    integration = delivery.integration
-    if not integration.enabled and delivery.submission_id is not None:
+    if _disabled(delivery):
         return _finish(delivery, DeliveryState.FAILED, "Integration is disabled")
-    started, began = clock.now(), time.monotonic()
-    try:
-        outcome = transports.deliver(integration, events.event_for(delivery), delivery.message_id)
-    except Exception as error:
-        # An unexpected failure is recorded like any other, instead of waiting for the lease.
-        logger.exception("Delivery %s failed unexpectedly", delivery_id)
-        outcome = transports.Outcome(False, error=f"Internal error: {type(error).__name__}")
-    duration_ms = int((time.monotonic() - began) * 1000)
-    delivery = _record(delivery, outcome, started, duration_ms)
+    delivery = _record(delivery, *_attempt(delivery))
+    _after_attempt(delivery)
+    return delivery
+
+
+def _disabled(delivery: Delivery) -> bool:
+    return not delivery.integration.enabled and delivery.submission_id is not None
+
+
+def _after_attempt(delivery: Delivery) -> None:
     if delivery.state == DeliveryState.PENDING:
         wait = (delivery.next_attempt_at - clock.now()).total_seconds()
         if wait <= COUNTDOWN_LIMIT_SECONDS:
-            deliveries_queue([delivery.pk], countdown=max(wait, 0))
-    return delivery
+            delivery_retry_later(delivery.pk, max(wait, 0))
 
 
 def retry_delay(attempts: int, retry_after: float | None) -> float | None:
@@ -326,7 +483,8 @@ def delivery_sweep(limit: int = 1000) -> int:
     )
     if ids:
         Delivery.objects.filter(pk__in=ids).update(queued_at=now)
-        deliveries_queue(ids)
+        nudge.take_flag()  # it may be up with its message lost: this message replaces it
+        deliveries_queue(ids, force=True)
     return len(ids)
 
 
@@ -366,7 +524,8 @@ def deliveries_retry(
         finished_at=None,
         last_error=None,
     )
-    deliveries_queue(ids)
+    if ids:
+        deliveries_queue(ids, force=True)
     return count
 
 

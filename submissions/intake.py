@@ -6,25 +6,37 @@ import ipaddress
 
 from django.http import HttpRequest
 
-from accounts.services import usage_exhausted
-from config import ratelimit
 from config.errors import ServiceError
 from config.net import client_ip
 from forms_app.models import Form
 from forms_app.origins import normalize_origin, origin_of_url
-from submissions import payload, recaptcha
+from submissions import admission, payload, recaptcha
 from submissions.models import Submission
-from submissions.services import MONTHLY_LIMIT_REACHED, submission_create
+from submissions.services import submission_create
 
 CAPTCHA_FIELD = "g-recaptcha-response"
-FORM_NOT_FOUND = ServiceError("form_not_found", "There is no form at this address.", 404)
-ORIGIN_NOT_ALLOWED = ServiceError(
-    "origin_not_allowed", "This form does not accept submissions from this site.", 403
-)
-CAPTCHA_FAILED = ServiceError(
-    "captcha_failed", "The CAPTCHA could not be verified. Please try again.", 422
-)
-EMPTY = ServiceError("empty_submission", "The submission has no fields.", 400)
+
+
+# Each error is made fresh for every request: raising one shared instance again and again would
+# grow its traceback, and keep every request it passed through alive.
+def form_not_found() -> ServiceError:
+    return ServiceError("form_not_found", "There is no form at this address.", 404)
+
+
+def origin_not_allowed() -> ServiceError:
+    return ServiceError(
+        "origin_not_allowed", "This form does not accept submissions from this site.", 403
+    )
+
+
+def captcha_failed() -> ServiceError:
+    return ServiceError(
+        "captcha_failed", "The CAPTCHA could not be verified. Please try again.", 422
+    )
+
+
+def empty_submission() -> ServiceError:
+    return ServiceError("empty_submission", "The submission has no fields.", 400)
 
 
 def request_origin(request: HttpRequest) -> str:
@@ -50,11 +62,29 @@ def accept(request: HttpRequest, form: Form) -> Submission | None:
     """Run every check and store the submission; None when a honeypot caught a bot."""
     origin = request_origin(request)
     if not origin_allowed(form, origin):
-        raise ORIGIN_NOT_ALLOWED
+        raise origin_not_allowed()
     ip = client_ip(request)
-    ratelimit.enforce(request, f"submit:{form.pk}", ip, form.rate_limit)
-    if usage_exhausted(form.owner):
-        raise MONTHLY_LIMIT_REACHED
+    ticket = admission.admit(request, form, ip)
+    try:
+        data = _checked_fields(request, form, ip)
+    except BaseException:
+        ticket.release()
+        raise
+    if data is None:
+        ticket.release()
+        return None
+    return submission_create(
+        form=form,
+        data=data,
+        ip=_valid_ip(ip),
+        user_agent=request.headers.get("User-Agent", ""),
+        origin=origin,
+        ticket=ticket,
+    )
+
+
+def _checked_fields(request: HttpRequest, form: Form, ip: str) -> list[list] | None:
+    """The fields to store, after size, honeypot and CAPTCHA; None for a honeypot catch."""
     data = payload.read_fields(request)
     fields = dict(data)
     if form.honeypot_field and fields.get(form.honeypot_field) not in (None, "", []):
@@ -64,15 +94,9 @@ def accept(request: HttpRequest, form: Form) -> Submission | None:
         if not isinstance(token, str) or not recaptcha.verify(
             secret=form.recaptcha_secret, token=token, remote_ip=ip
         ):
-            raise CAPTCHA_FAILED
+            raise captcha_failed()
     hidden = {CAPTCHA_FIELD, form.honeypot_field}
     data = [pair for pair in data if pair[0] not in hidden]
     if not data:
-        raise EMPTY
-    return submission_create(
-        form=form,
-        data=data,
-        ip=_valid_ip(ip),
-        user_agent=request.headers.get("User-Agent", ""),
-        origin=origin,
-    )
+        raise empty_submission()
+    return data

@@ -20,12 +20,18 @@ from config.errors import ServiceError
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_FIELDS = 200
 
-TOO_LARGE = ServiceError(
-    "payload_too_large", "The submission is larger than 10 MiB.", status_code=413
-)
-TOO_MANY_FIELDS = ServiceError(
-    "too_many_fields", f"A submission may have at most {MAX_FIELDS} fields.", status_code=413
-)
+
+
+def too_large() -> ServiceError:
+    return ServiceError(
+        "payload_too_large", "The submission is larger than 10 MiB.", status_code=413
+    )
+
+
+def too_many_fields() -> ServiceError:
+    return ServiceError(
+        "too_many_fields", f"A submission may have at most {MAX_FIELDS} fields.", status_code=413
+    )
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ def _json_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
     if not isinstance(data, dict):
         raise ServiceError("malformed_body", "The JSON body must be an object of fields.")
     if len(data) > MAX_FIELDS:
-        raise TOO_MANY_FIELDS
+        raise too_many_fields()
     return list(data.items())
 
 
@@ -111,7 +117,7 @@ def read_fields(request: HttpRequest) -> list[list[Any]]:
     except ValueError:
         length = 0
     if length > MAX_BODY_BYTES:
-        raise TOO_LARGE
+        raise too_large()
     content_type = request.content_type or ""
     try:
         if content_type == "application/json" or content_type.endswith("+json"):
@@ -127,9 +133,9 @@ def read_fields(request: HttpRequest) -> list[list[Any]]:
                 status_code=415,
             )
     except RequestDataTooBig:
-        raise TOO_LARGE from None
+        raise too_large() from None
     except (TooManyFieldsSent, TooManyFilesSent):
-        raise TOO_MANY_FIELDS from None
+        raise too_many_fields() from None
     if len(pairs) > MAX_FIELDS:
-        raise TOO_MANY_FIELDS
+        raise too_many_fields()
     return _merge(pairs)

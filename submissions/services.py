@@ -2,29 +2,64 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 
-from accounts.services import usage_consume
-from config.errors import ServiceError
+from accounts import quota
+from accounts.models import User, current_month
 from forms_app.models import Form
-from integrations.services import deliveries_record
+from integrations.services import deliveries_queue, deliveries_record
+from submissions import store
+from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Submission
 
-MONTHLY_LIMIT_REACHED = ServiceError(
-    "monthly_limit_reached",
-    "This form's account has used its monthly submission limit.",
-    status_code=403,
-)
+
+def submission_create(
+    *,
+    form: Form,
+    data: list[list[Any]],
+    ip: str | None,
+    user_agent: str,
+    origin: str,
+    ticket: Ticket | None = None,
+) -> Submission:
+    """Store one accepted submission, count it, and record its deliveries: all or nothing.
+
+    ``ticket`` is the admission of the public endpoint; without one (operators, tests) the
+    quota is checked here. If storing fails, a quota reserved in Redis is given back.
+    """
+    if ticket is None:
+        ticket = Ticket(form.owner_id, current_month(), quota.limit_of(form.owner), reserved=False)
+    try:
+        if ticket.reserved and store.usable():
+            return _store_in_one_statement(form, data, ip, user_agent, origin, ticket)
+        return _store(form, data, ip, user_agent, origin, ticket)
+    except BaseException:
+        ticket.release()
+        raise
+
+
+def _store_in_one_statement(
+    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, ticket: Ticket
+) -> Submission:
+    submission, delivery_ids = store.store(
+        form=form,
+        data=data,
+        ip=ip or None,
+        user_agent=user_agent[:512],
+        origin=origin[:300],
+        month=ticket.month,
+    )
+    if delivery_ids:
+        deliveries_queue(delivery_ids)  # the statement has committed
+    return submission
 
 
 @transaction.atomic
-def submission_create(
-    *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str
+def _store(
+    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, ticket: Ticket
 ) -> Submission:
-    """Store one accepted submission, count it, and record its deliveries: all or nothing."""
-    if not usage_consume(user_id=form.owner_id):
-        raise MONTHLY_LIMIT_REACHED
+    if not ticket.reserved:
+        _check_quota_in_transaction(form.owner_id, ticket)
     submission = Submission.objects.create(
         form=form,
         data=data,
@@ -32,17 +67,22 @@ def submission_create(
         user_agent=user_agent[:512],
         origin=origin[:300],
     )
-    Form.objects.filter(pk=form.pk).update(submission_count=F("submission_count") + 1)
     submission.form = form
     deliveries_record(submission=submission)
+    quota.record(form.owner_id, ticket.month)
     return submission
+
+
+def _check_quota_in_transaction(owner_id, ticket: Ticket) -> None:
+    """Without Redis: SQLite runs write transactions one at a time; PostgreSQL without Redis
+    (one web process, not the scaled setup) orders concurrent checks by the owner's row lock."""
+    if connection.vendor != "sqlite":
+        User.objects.select_for_update().filter(pk=owner_id).values_list("pk").get()
+    if quota.used(owner_id, ticket.month) >= ticket.limit:
+        raise monthly_limit_reached()
 
 
 @transaction.atomic
 def submission_delete(*, submission: Submission) -> None:
     """Erase one submission for good (data-subject requests); monthly usage stays counted."""
-    form_id = submission.form_id
     submission.delete()
-    Form.objects.filter(pk=form_id, submission_count__gt=0).update(
-        submission_count=F("submission_count") - 1
-    )

@@ -61,9 +61,14 @@ def client(db) -> CommitBrowserClient:
 
 @pytest.fixture(autouse=True)
 def _clean_cache():
+    """Rate windows, quota counters and the deliveries-due flag start empty in every test."""
+    from integrations import nudge
+
     cache.clear()
+    nudge.take_flag()
     yield
     cache.clear()
+    nudge.take_flag()
 
 
 @pytest.fixture(autouse=True)
@@ -77,8 +82,11 @@ def _frozen_rate_windows(monkeypatch):
 
     import django_ratelimit.core
 
+    from config import ratelimit
+
     frozen = time.time()
     monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: frozen))
+    monkeypatch.setattr(ratelimit, "now", lambda: frozen)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import time
 from dataclasses import dataclass
 
@@ -144,6 +145,21 @@ def guarded_session() -> requests.Session:
     session.mount("https://", adapter)
     session.headers["User-Agent"] = USER_AGENT
     return session
+
+
+_pooled = threading.local()
+
+
+def pooled_session() -> requests.Session:
+    """This thread's guarded session, kept between calls so that deliveries to one host reuse
+    a kept-alive connection instead of a new TCP (and TLS) handshake each. Every new
+    connection is still checked by the guard; a session is kept per setting of
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS, so a connection opened under one never serves the other."""
+    key = private_allowed()
+    sessions = _pooled.__dict__.setdefault("sessions", {})
+    if key not in sessions:
+        sessions[key] = guarded_session()
+    return sessions[key]
 
 
 @dataclass(frozen=True)

@@ -30,5 +30,4 @@ def send(*, url: str, secret: str, msg_id: str, timestamp: int, body: bytes) -> 
         "webhook-timestamp": str(timestamp),
         "webhook-signature": sign(secret, msg_id, timestamp, body),
     }
-    with http.guarded_session() as session:
-        return http.post(session, url, data=body, headers=headers)
+    return http.post(http.pooled_session(), url, data=body, headers=headers)

@@ -12,7 +12,7 @@ from integrations.services import (
     delivery_sweep,
     integration_create,
 )
-from integrations.tasks import deliver
+from integrations.tasks import deliver, deliver_due
 from tests.conftest import submit
 from tests.fakes import Reply
 from tests.integrations.conftest import reset_broker_connections
@@ -49,9 +49,11 @@ def test_broker_outage_loses_nothing_and_delays_no_one(
 ):
     broker.down()
     publishes = []
-    real_apply_async = deliver.apply_async
+    real_apply_async = deliver_due.apply_async
     monkeypatch.setattr(
-        deliver, "apply_async", lambda *a, **k: publishes.append(1) or real_apply_async(*a, **k)
+        deliver_due,
+        "apply_async",
+        lambda *a, **k: publishes.append(1) or real_apply_async(*a, **k),
     )
     for i in range(5):
         began = time.monotonic()

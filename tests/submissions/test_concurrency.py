@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, connections
 from django.test import Client
 
-from accounts.models import User
+from accounts.models import UsageShard, current_month
 from forms_app.services import form_create
 from submissions.models import Submission
 from tests.conftest import make_user
@@ -25,7 +25,7 @@ def post_json(slug: str, ip: str) -> int:
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_submissions_never_exceed_monthly_limit():
     owner = make_user(monthly_submission_limit=10)
-    User.objects.filter(pk=owner.pk).update(usage_count=7)
+    UsageShard.objects.create(user=owner, month=current_month(), shard=3, count=7)
     form = form_create(owner=owner, name="Busy", rate_limit=10_000)
     start = threading.Barrier(50)
 
@@ -66,3 +66,41 @@ def test_rate_limit_holds_across_two_processes():
     assert codes.count(200) == 10
     assert codes.count(429) == 10
     assert Submission.objects.count() == 10
+
+
+def _process_burst(slug: str, barrier, first_ip: int, count: int) -> list[int]:
+    """One web process: ``count`` threads, released together with the other processes."""
+    connections.close_all()
+
+    def one(i: int) -> int:
+        try:
+            barrier.wait()
+            return post_json(slug, f"10.1.{first_ip}.{i + 1}")
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(one, range(count)))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_monthly_limit_is_exact_for_50_requests_over_4_processes():
+    owner = make_user(monthly_submission_limit=20)
+    UsageShard.objects.create(user=owner, month=current_month(), shard=0, count=5)
+    form = form_create(owner=owner, name="Busy", rate_limit=10_000)
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    barrier = context.Manager().Barrier(50)
+    sizes = [13, 13, 12, 12]  # 50 requests over four processes, released together
+
+    with context.Pool(4) as pool:
+        results = pool.starmap(
+            _process_burst, [(form.slug, barrier, n, size) for n, size in enumerate(sizes)]
+        )
+
+    codes = [code for result in results for code in result]
+    assert codes.count(200) == 15
+    assert codes.count(403) == 35
+    assert Submission.objects.count() == 15
+    assert owner.monthly_submission_count == 20

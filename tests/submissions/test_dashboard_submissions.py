@@ -1,6 +1,7 @@
 import csv
 import io
 import json
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,7 +13,11 @@ from tests.conftest import add_submission
 
 
 def add(form, data, at=None):
-    return add_submission(form, data, at=at)
+    """Store a submission; the next one is stamped at least a millisecond later (SQLite's
+    clock has millisecond steps, and rows stamped alike are ordered by their random id)."""
+    submission = add_submission(form, data, at=at)
+    time.sleep(0.002)
+    return submission
 
 
 @pytest.fixture
@@ -121,7 +126,8 @@ def read_stream(response) -> str:
 
 
 def test_csv_export_orders_rows_and_columns(owner_api, form):
-    add(form, [["name", "Ada"], ["email", "ada@example.com"]])
+    first = clock_module.now() - timedelta(seconds=1)  # two stamps, never the same millisecond
+    add(form, [["name", "Ada"], ["email", "ada@example.com"]], at=first)
     add(form, [["email", "g@example.com"], ["company", "Navy"], ["name", "Grace"]])
 
     response = owner_api.get(f"/api/v1/forms/{form.pk}/export", {"format": "csv"})

@@ -1,0 +1,66 @@
+"""The monthly submission limit: exact under concurrency, without one hot row per account.
+
+The record is the database: ``UsageShard`` rows, one added to per accepted submission inside
+the submission's own transaction. The decision takes no database lock:
+- with Redis, an atomic counter per account and month, checked and counted in one step by the
+  intake script (submissions/admission.py), seeded from the record when it is missing;
+- without Redis (the embedded SQLite setup), the check runs inside the submission's
+  transaction, which SQLite runs one at a time anyway.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Sum
+
+from accounts.models import UsageShard, User, current_month
+
+SHARDS = 16
+# Long enough to outlive its month; a missing key is seeded again from the record.
+KEY_TTL_SECONDS = 40 * 24 * 3600
+
+
+def limit_of(user: User) -> int:
+    if user.monthly_submission_limit is not None:
+        return user.monthly_submission_limit
+    return settings.DEFAULT_MONTHLY_SUBMISSION_LIMIT
+
+
+def redis_key(user_id, month: date) -> str:
+    return f"formflow:quota:{user_id}:{month:%Y-%m}"
+
+
+def used(user_id, month: date | None = None) -> int:
+    """Submissions counted for the account in ``month`` (default: this month), as recorded."""
+    rows = UsageShard.objects.filter(user_id=user_id, month=month or current_month())
+    return rows.aggregate(total=Sum("count"))["total"] or 0
+
+
+def record(user_id, month: date) -> None:
+    """Count one submission: inside its transaction, on a shard picked at random."""
+    table = UsageShard._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (user_id, month, shard, count) VALUES (%s, %s, %s, 1) "
+            f"ON CONFLICT (user_id, month, shard) DO UPDATE SET count = {table}.count + 1",
+            [_db_id(user_id), month, random.randrange(SHARDS)],
+        )
+
+
+def _db_id(user_id):
+    return User._meta.pk.get_db_prep_value(user_id, connection)
+
+
+def reset(user: User) -> None:
+    """Give the account its whole monthly limit back (an operator's action)."""
+    from config import redis
+
+    month = current_month()
+    UsageShard.objects.filter(user=user, month=month).delete()
+    client = redis.client()
+    if client is not None:
+        client.delete(redis_key(user.pk, month))

@@ -1,0 +1,110 @@
+"""The rate limit and the monthly quota of one public submission.
+
+With Redis, one script in one round trip counts the request against the form's per-address
+rate and, if it passes, checks and reserves one submission of the owner's monthly quota; no
+database row is locked. A reservation that ends without a stored submission (a bad body, a
+failed CAPTCHA, a honeypot catch, a failed commit) is given back.
+
+Without Redis (the embedded setup) the rate is counted in process memory, and the quota is
+checked here and again inside the storing transaction, which SQLite runs one at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from datetime import date
+
+from django.http import HttpRequest
+
+from accounts import quota
+from accounts.models import current_month
+from config import ratelimit, redis
+from config.errors import ServiceError
+from forms_app.models import Form
+
+RATE_WINDOW_SECONDS = 60
+
+# KEYS: rate counter, quota counter. ARGV: rate limit, window seconds, monthly limit,
+# whether to count the rate (not when retrying after seeding the quota).
+# Answers: 0 admitted (one submission reserved), 1 rate limited, 2 quota not seeded, 3 over quota.
+GATE = """
+if ARGV[4] == '1' then
+  local hits = redis.call('INCR', KEYS[1])
+  if hits == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+  if hits > tonumber(ARGV[1]) then return 1 end
+end
+local used = redis.call('GET', KEYS[2])
+if not used then return 2 end
+if tonumber(used) >= tonumber(ARGV[3]) then return 3 end
+redis.call('INCR', KEYS[2])
+return 0
+"""
+ADMITTED, RATE_LIMITED, NOT_SEEDED, OVER_QUOTA = 0, 1, 2, 3
+
+
+def monthly_limit_reached() -> ServiceError:
+    return ServiceError(
+        "monthly_limit_reached",
+        "This form's account has used its monthly submission limit.",
+        status_code=403,
+    )
+
+
+def rate_limited(retry_after: int) -> ServiceError:
+    return ServiceError(
+        "rate_limited",
+        "Too many requests. Try again later.",
+        status_code=429,
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+@functools.cache
+def _script(client):
+    return client.register_script(GATE)
+
+
+@dataclass
+class Ticket:
+    """One admitted submission: where its quota is counted, and whether Redis holds it."""
+
+    user_id: object
+    month: date
+    limit: int
+    reserved: bool  # counted in Redis already; False: check in the storing transaction
+
+    def release(self) -> None:
+        """Give the reservation back: nothing was stored."""
+        if self.reserved:
+            self.reserved = False
+            redis.client().decr(quota.redis_key(self.user_id, self.month))
+
+
+def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
+    """Rate limit, then monthly limit, in the contract's order; raises ServiceError."""
+    owner = form.owner
+    ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False)
+    client = redis.client()
+    if client is None:
+        ratelimit.enforce(request, f"submit:{form.pk}", ip, form.rate_limit)
+        if quota.used(owner.pk, ticket.month) >= ticket.limit:
+            raise monthly_limit_reached()
+        return ticket
+    now = ratelimit.now()
+    window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
+    rate_key = f"formflow:rate:submit:{form.pk}:{ip}:{window}"
+    keys = [rate_key, quota.redis_key(owner.pk, ticket.month)]
+    gate = _script(client)
+    args = [form.rate_limit, RATE_WINDOW_SECONDS + 1, ticket.limit, 1]
+    answer = gate(keys=keys, args=args)
+    if answer == NOT_SEEDED:
+        client.set(keys[1], quota.used(owner.pk, ticket.month), nx=True, ex=quota.KEY_TTL_SECONDS)
+        answer = gate(keys=keys, args=[*args[:3], 0])
+    if answer == RATE_LIMITED:
+        raise rate_limited(max(1, math.ceil(window + RATE_WINDOW_SECONDS - now)))
+    if answer == OVER_QUOTA:
+        raise monthly_limit_reached()
+    ticket.reserved = True
+    return ticket
