@@ -4,7 +4,7 @@ from datetime import datetime
 
 from forms_app.models import Form
 from pullapi.cursors import Position
-from submissions import keyset
+from submissions import horizon, keyset
 from submissions.models import Submission
 
 
@@ -16,8 +16,12 @@ def submissions_page(
     since: datetime | None = None,
     after: Position | None = None,
 ) -> tuple[list[Submission], bool]:
-    """One page in keyset order and whether more rows follow. No OFFSET: any depth is cheap."""
-    rows = Submission.objects.filter(form=form)
+    """One page in keyset order and whether more rows follow. No OFFSET: any depth is cheap.
+
+    Only rows below the commit horizon are served, so a row that commits late can never land
+    behind a cursor already handed out (submissions/horizon.py).
+    """
+    rows = horizon.settled(Submission.objects.filter(form=form), horizon.committed_before())
     if since is not None:
         rows = rows.filter(submitted_at__gte=since)
     if after is not None:

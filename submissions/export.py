@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from forms_app.models import Form
-from submissions import keyset
+from submissions import horizon, keyset
 from submissions.models import Submission
 from submissions.representation import field_text, submission_json
 
@@ -28,9 +28,9 @@ def _up_to(rows: QuerySet[Submission], last: tuple[datetime, uuid.UUID]) -> Quer
     """Rows at or before ``last`` in (submitted_at, id) order.
 
     The second CSV pass must not meet a row the first pass missed (its field names would be
-    missing from the header). A row committing after the first pass is stamped later than every
-    row that pass saw, because stamps are taken under the owner's row lock, so bounding by the
-    last row seen excludes exactly those.
+    missing from the header). Both passes read below one commit horizon, taken before the
+    first: no row can commit below it later, and rows that committed meanwhile above the last
+    row seen are left out by this bound.
     """
     return rows.exclude(keyset.past(*last, "asc"))
 
@@ -47,7 +47,7 @@ class _Echo:
 
 
 def csv_rows(form: Form) -> Iterator[str]:
-    rows = _in_order(form)
+    rows = horizon.settled(_in_order(form), horizon.committed_before())
     names: dict[str, None] = {}
     last = None
     for moment, ident, data in rows.values_list("submitted_at", "id", "data").iterator(

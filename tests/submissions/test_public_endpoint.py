@@ -524,7 +524,6 @@ def queries_per_submission() -> int:
     """With Redis the rate limit and quota take no query (one Redis round trip); without it,
     the quota is checked before the body is read and again inside the transaction."""
     from django.conf import settings
-
     from django.db import connection
 
     # form+owner, savepoint, insert, deliveries (one INSERT ... SELECT), usage shard, release
