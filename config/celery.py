@@ -1,3 +1,5 @@
+import os
+
 from celery import Celery, signals
 from django import db
 
@@ -18,3 +20,14 @@ def _close_old_connections(sender=None, **_kwargs) -> None:
     if sender is not None and getattr(sender.request, "is_eager", False):
         return
     db.close_old_connections()
+
+
+@signals.worker_process_init.connect
+def _yield_to_intake(**_kwargs) -> None:
+    """Delivery yields the CPU to intake where both share a machine (dev.py start, one-box
+    installs): deliveries wait durably in the outbox, a visitor posting a form does not. Under a
+    flood, intake keeps its pace and deliveries catch up right after; on a machine of their
+    own workers run at full speed all the same. CELERY_WORKER_NICE=0 turns it off."""
+    from django.conf import settings
+
+    os.nice(settings.CELERY_WORKER_NICE)

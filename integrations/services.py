@@ -331,30 +331,38 @@ def _attempt(delivery: Delivery) -> tuple[transports.Outcome, datetime, int]:
     return outcome, started, int((time.monotonic() - began) * 1000)
 
 
-@transaction.atomic
 def _record_successes(results: list) -> None:
-    """Record delivered attempts in a few statements, whatever their number."""
-    DeliveryAttempt.objects.bulk_create(
-        DeliveryAttempt(
-            delivery=delivery,
-            number=delivery.attempts,
-            started_at=started,
-            duration_ms=duration_ms,
-            succeeded=True,
-            status_code=outcome.status_code,
+    """Record delivered attempts in a few statements, whatever their number.
+
+    Each integration's health is updated in a statement of its own, after the deliveries are
+    recorded and in a fixed order: two workers recording batches that share integrations
+    must never hold one integration's row while waiting for another's.
+    """
+    with transaction.atomic():
+        DeliveryAttempt.objects.bulk_create(
+            DeliveryAttempt(
+                delivery=delivery,
+                number=delivery.attempts,
+                started_at=started,
+                duration_ms=duration_ms,
+                succeeded=True,
+                status_code=outcome.status_code,
+            )
+            for delivery, outcome, started, duration_ms in results
         )
-        for delivery, outcome, started, duration_ms in results
-    )
-    Delivery.objects.filter(pk__in=[result[0].pk for result in results]).update(
-        state=DeliveryState.DELIVERED, last_error=None, finished_at=clock.now(), lease_until=None
-    )
+        Delivery.objects.filter(pk__in=[result[0].pk for result in results]).update(
+            state=DeliveryState.DELIVERED,
+            last_error=None,
+            finished_at=clock.now(),
+            lease_until=None,
+        )
     latest: dict = {}
     for delivery, outcome, started, _ in results:
         integration = delivery.integration
         if integration.pk not in latest or latest[integration.pk][2] < started:
             latest[integration.pk] = (integration, outcome, started)
-    for integration, outcome, started in latest.values():
-        _update_integration(integration, outcome, started)
+    for key in sorted(latest):
+        _update_integration(*latest[key])
 
 
 def delivery_claim(delivery_id) -> bool:

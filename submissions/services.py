@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, transaction
@@ -32,10 +34,26 @@ def submission_create(
     try:
         if ticket.reserved and store.usable():
             return _store_in_one_statement(form, data, ip, user_agent, origin, ticket)
-        return _store(form, data, ip, user_agent, origin, ticket)
+        with _sqlite_writer():
+            return _store(form, data, ip, user_agent, origin, ticket)
     except BaseException:
         ticket.release()
         raise
+
+
+_writer = threading.Lock()
+
+
+@contextmanager
+def _sqlite_writer():
+    """SQLite takes one writer at a time, and makes the others poll with growing sleeps: under
+    load that turned into second-long tails. This process's threads queue here instead and get
+    the lock the moment it is free; only other processes (the worker) still meet the poll."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with _writer:
+        yield
 
 
 def _store_in_one_statement(

@@ -126,3 +126,15 @@ def test_starttls_and_implicit_tls_at_once_is_refused(tmp_path):
     assert result.stderr.splitlines() == [
         "FormFlow cannot start: EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on: choose one"
     ]
+
+
+def test_the_embedded_database_writes_ahead_to_a_log(tmp_path):
+    script = "from django.db import connection; c = connection.cursor(); " + (
+        "c.execute('PRAGMA journal_mode'); print(c.fetchone()[0]); "
+        "c.execute('PRAGMA synchronous'); print(c.fetchone()[0])"
+    )
+
+    result = start(tmp_path, ["manage.py", "shell", "-c", script])
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["wal", "1"]  # synchronous=NORMAL
