@@ -19,8 +19,13 @@ from submissions.models import Submission
 from submissions.representation import SubmissionSchema, submission_json
 
 REQUESTS_PER_MINUTE = 60
-NOT_FOUND = ServiceError("not_found", "No such submission, or this key cannot read it.", 404)
-FORM_NOT_FOUND = ServiceError("form_not_found", "No such form, or this key cannot read it.", 404)
+# Made fresh for every request: raising one shared instance again would grow its traceback.
+def submission_not_found() -> ServiceError:
+    return ServiceError("not_found", "No such submission, or this key cannot read it.", 404)
+
+
+def form_not_found() -> ServiceError:
+    return ServiceError("form_not_found", "No such form, or this key cannot read it.", 404)
 
 
 class PullApiView(APIView):
@@ -82,7 +87,7 @@ class SubmissionListView(PullApiView):
         query = params.validated(params.ListParams, request.query_params)
         form = services.readable_form(api_key=request.auth, identifier=query["formId"])
         if form is None:
-            raise FORM_NOT_FOUND
+            raise form_not_found()
         order = query["order"]
         after = None
         if "cursor" in query:
@@ -119,8 +124,8 @@ class SubmissionDetailView(PullApiView):
         try:
             ident = uuid.UUID(submission_id)
         except ValueError:
-            raise NOT_FOUND from None
+            raise submission_not_found() from None
         submission = Submission.objects.filter(pk=ident, form__api_keys=request.auth).first()
         if submission is None:
-            raise NOT_FOUND
+            raise submission_not_found()
         return Response({"data": submission_json(submission, only=query.get("fields"))})
