@@ -108,6 +108,9 @@ class EmailCode(models.Model):
     expires_at = models.DateTimeField()
     failed_attempts = models.PositiveSmallIntegerField(default=0)
     sent_at = models.DateTimeField()
+    # Sends to this address in the hour that began at send_window_start (at most 5).
+    send_window_start = models.DateTimeField(null=True, blank=True)
+    sends_in_window = models.PositiveSmallIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"code for {self.user_id}"

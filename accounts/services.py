@@ -5,21 +5,25 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import password_validation
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import EmailCode, RevokedToken, User, normalize_email
-from config import clock, crypto
+from config import clock, crypto, ratelimit
 from config.errors import ServiceError
 
-INVALID_CREDENTIALS = ServiceError(
-    "invalid_credentials", "The email or password is incorrect.", status_code=401
-)
+
+def invalid_credentials() -> ServiceError:
+    # A fresh error per request: one shared instance raised again keeps every traceback alive.
+    return ServiceError(
+        "invalid_credentials", "The email or password is incorrect.", status_code=401
+    )
 
 
 def _hash_code(user: User, code: str) -> str:
@@ -47,12 +51,20 @@ def validate_new_password(password: str, email: str) -> None:
         ) from None
 
 
-def _issue_code(user: User) -> None:
+SEND_WINDOW = timedelta(hours=1)
+SENDS_PER_WINDOW = 5
+WRONG_TRIES_PER_DAY = 20
+
+
+def _issue_code(user: User, previous: EmailCode | None = None) -> None:
     """Replace the user's code and email the new one after the transaction commits."""
     from accounts.tasks import send_verification_email
 
     code = _new_code()
     now = clock.now()
+    window_open = previous is not None and previous.send_window_start is not None and (
+        now - previous.send_window_start < SEND_WINDOW
+    )
     EmailCode.objects.update_or_create(
         user=user,
         defaults={
@@ -60,6 +72,8 @@ def _issue_code(user: User) -> None:
             "expires_at": now + settings.OTP_LIFETIME,
             "failed_attempts": 0,
             "sent_at": now,
+            "send_window_start": previous.send_window_start if window_open else now,
+            "sends_in_window": previous.sends_in_window + 1 if window_open else 1,
         },
     )
     # The broker sees only a sealed code, never the plain digits.
@@ -67,20 +81,33 @@ def _issue_code(user: User) -> None:
     transaction.on_commit(lambda: send_verification_email.delay(str(user.pk), sealed))
 
 
+def _issue_code_if_allowed(user: User) -> None:
+    """A new code, unless the address had one in the last 60 s or 5 in the last hour."""
+    previous = EmailCode.objects.filter(user=user).first()
+    if previous is not None:
+        now = clock.now()
+        if now - previous.sent_at < settings.OTP_RESEND_INTERVAL:
+            return
+        in_window = previous.send_window_start and now - previous.send_window_start < SEND_WINDOW
+        if in_window and previous.sends_in_window >= SENDS_PER_WINDOW:
+            return
+    _issue_code(user, previous)
+
+
 @transaction.atomic
 def user_sign_up(*, email: str, password: str) -> None:
+    """Create an account and send its code. An address that has an account already is never
+    changed (that was a takeover: a stranger's password on the victim's account, verified by
+    the victim's own code); an unverified one gets a fresh code within the send limits."""
     email = normalize_email(email)
     validate_new_password(password, email)
     user = User.objects.select_for_update().filter(email=email).first()
     if user is None:
-        user = User.objects.create_user(email=email, password=password)
-    elif user.is_verified:
-        User().set_password(password)  # same work and answer as a new signup: no enumeration
+        _issue_code(User.objects.create_user(email=email, password=password))
         return
-    else:
-        user.set_password(password)
-        user.save(update_fields=["password"])
-    _issue_code(user)
+    User().set_password(password)  # the same work and answer as a new signup: no enumeration
+    if not user.is_verified:
+        _issue_code_if_allowed(user)
 
 
 @transaction.atomic
@@ -90,35 +117,57 @@ def user_resend_code(*, email: str) -> None:
         .filter(email=normalize_email(email), is_verified=False)
         .first()
     )
-    if user is None:
-        return
-    previous = EmailCode.objects.filter(user=user).first()
-    if previous and clock.now() - previous.sent_at < settings.OTP_RESEND_INTERVAL:
-        return
-    _issue_code(user)
+    if user is not None:
+        _issue_code_if_allowed(user)
 
 
-INVALID_CODE = ServiceError("invalid_code", "The code is wrong or has expired.", status_code=400)
+def invalid_code() -> ServiceError:
+    return ServiceError("invalid_code", "The code is wrong or has expired.", status_code=400)
+
+
+def too_many_attempts(retry_after: int) -> ServiceError:
+    return ServiceError(
+        "too_many_attempts",
+        "Too many wrong codes for this address. Try again later.",
+        status_code=429,
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+def _wrong_tries_key(email: str) -> tuple[str, int]:
+    """The counter of wrong codes for an address in the current day (UTC), and the seconds
+    until that day ends."""
+    now = ratelimit.now()
+    day = int(now // 86400)
+    digest = hashlib.sha256(email.encode()).hexdigest()[:32]
+    return f"codes:wrong:{digest}:{day}", max(1, int((day + 1) * 86400 - now))
 
 
 def user_verify_email(*, email: str, code: str) -> User:
+    """Check a code. Besides the 5 tries each code allows, an address gets at most 20 wrong
+    codes a day across all its codes, so fresh codes cannot buy unlimited guesses."""
+    email = normalize_email(email)
+    key, retry_after = _wrong_tries_key(email)
+    if (cache.get(key) or 0) >= WRONG_TRIES_PER_DAY:
+        raise too_many_attempts(retry_after)
     with transaction.atomic():
-        user = User.objects.filter(email=normalize_email(email)).first()
+        user = User.objects.filter(email=email).first()
         entry = EmailCode.objects.select_for_update().filter(user=user).first() if user else None
-        if entry is None:
-            raise INVALID_CODE
-        if entry.failed_attempts >= settings.OTP_MAX_ATTEMPTS or entry.expires_at <= clock.now():
-            raise INVALID_CODE
-        if not hmac.compare_digest(entry.code_hash, _hash_code(user, code)):
-            entry.failed_attempts += 1
-            entry.save(update_fields=["failed_attempts"])
-            # Commit the failed try before answering, so the 5-try limit holds.
-        else:
+        usable = entry is not None and (
+            entry.failed_attempts < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
+        )
+        if usable and hmac.compare_digest(entry.code_hash, _hash_code(user, code)):
             entry.delete()
             user.is_verified = True
             user.save(update_fields=["is_verified"])
             return user
-    raise INVALID_CODE
+        if entry is not None and usable:
+            entry.failed_attempts += 1
+            entry.save(update_fields=["failed_attempts"])
+            # Committed before answering, so the 5-try limit holds.
+    cache.add(key, 0, timeout=retry_after)
+    cache.incr(key)
+    raise invalid_code()
 
 
 def user_authenticate(*, email: str, password: str) -> User:
@@ -126,9 +175,9 @@ def user_authenticate(*, email: str, password: str) -> User:
     if user is None:
         # Hash anyway, so an unknown email takes as long as a wrong password.
         User().set_password(password)
-        raise INVALID_CREDENTIALS
+        raise invalid_credentials()
     if not user.check_password(password) or not user.is_active:
-        raise INVALID_CREDENTIALS
+        raise invalid_credentials()
     if not user.is_verified:
         raise ServiceError(
             "email_not_verified", "Verify your email address before logging in.", status_code=403

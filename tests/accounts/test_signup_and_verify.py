@@ -13,8 +13,8 @@ def sign_up(api, email="new@example.com", password=PASSWORD):
     return api.post(SIGNUP, {"email": email, "password": password}, format="json")
 
 
-def verify(api, code, email="new@example.com"):
-    return api.post(VERIFY, {"email": email, "code": code}, format="json")
+def verify(api, code, email="new@example.com", ip="127.0.0.1"):
+    return api.post(VERIFY, {"email": email, "code": code}, format="json", REMOTE_ADDR=ip)
 
 
 def test_signup_creates_unverified_user_and_mails_a_code(api):
@@ -94,18 +94,74 @@ def test_signup_of_verified_address_answers_like_new_and_sends_nothing(api):
     assert User.objects.get(email="taken@example.com").check_password(PASSWORD)
 
 
-def test_signup_of_unverified_address_sends_fresh_code(api):
+def test_signup_again_inside_the_send_window_sends_nothing(api):
     sign_up(api)
-    first = last_code("new@example.com")
 
     again = sign_up(api)
-    second = last_code("new@example.com")
 
     assert again.status_code == 201
+    assert len(mail.outbox) == 1
+
+
+def test_signup_again_after_the_window_sends_a_fresh_code(api, clock):
+    sign_up(api)
+    first = last_code("new@example.com")
+    clock.advance(seconds=61)
+
+    assert sign_up(api).status_code == 201
+    second = last_code("new@example.com")
+
     assert len(mail.outbox) == 2
     if first != second:
         assert verify(api, first).status_code == 400
     assert verify(api, second).status_code == 200
+
+
+def test_signup_again_never_changes_an_unverified_accounts_password(api, clock):
+    """The takeover: a stranger signs up with the victim's address and a password of their
+    own; the victim then verifies with the code from their own inbox."""
+    sign_up(api, password=PASSWORD)
+    clock.advance(seconds=61)
+    assert sign_up(api, password="attacker-chosen-passphrase").status_code == 201
+
+    assert verify(api, last_code("new@example.com")).status_code == 200
+    user = User.objects.get(email="new@example.com")
+    assert user.check_password(PASSWORD)
+    assert not user.check_password("attacker-chosen-passphrase")
+
+
+def test_at_most_five_codes_an_hour_reach_one_address(api, clock):
+    sign_up(api)
+    for _ in range(8):
+        clock.advance(seconds=61)
+        sign_up(api)
+        api.post("/api/auth/resend-otp", {"email": "new@example.com"}, format="json")
+
+    assert len(mail.outbox) == 5
+    clock.advance(minutes=60)
+    sign_up(api)
+    assert len(mail.outbox) == 6
+
+
+def test_twenty_wrong_codes_a_day_then_429_even_with_fresh_codes(api, clock):
+    """Guesses from many addresses, each with fresh codes: the address's daily limit holds."""
+    sign_up(api)
+    wrong = 0
+    for round_ in range(5):  # fresh codes reset each code's own 5 tries, never the daily limit
+        clock.advance(minutes=13)
+        sign_up(api)
+        wrong_code = "000000" if last_code("new@example.com") != "000000" else "111111"
+        for n in range(4):
+            assert verify(api, wrong_code, ip=f"198.51.100.{round_ * 4 + n}").status_code == 400
+            wrong += 1
+
+    blocked = verify(api, last_code("new@example.com"), ip="203.0.113.9")
+
+    assert wrong == 20
+    assert blocked.status_code == 429
+    assert blocked.json()["error"] == "too_many_attempts"
+    assert 0 < int(blocked["Retry-After"]) <= 86400
+    assert not User.objects.get(email="new@example.com").is_verified
 
 
 def test_verify_with_right_code_returns_user_and_sets_cookie(api):
