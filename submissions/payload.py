@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 
 from config.errors import ServiceError
+from submissions import validation
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_FIELDS = 200
@@ -82,6 +83,8 @@ def _json_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
         data = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
         raise ServiceError("malformed_body", "The body is not valid JSON.") from None
+    except RecursionError:  # far deeper than the 32 levels a value may have
+        raise validation.invalid({"body": "is nested too deeply"}) from None
     if not isinstance(data, dict):
         raise ServiceError("malformed_body", "The JSON body must be an object of fields.")
     if len(data) > MAX_FIELDS:
@@ -138,4 +141,6 @@ def read_fields(request: HttpRequest) -> list[list[Any]]:
         raise too_many_fields() from None
     if len(pairs) > MAX_FIELDS:
         raise too_many_fields()
-    return _merge(pairs)
+    merged = _merge(pairs)
+    validation.check(merged)
+    return merged

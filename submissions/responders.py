@@ -55,6 +55,8 @@ class Responder:
     def error(self, error: ServiceError) -> HttpResponse:
         if self.json:
             body = {"success": False, "error": error.code, "message": error.message}
+            if error.details is not None:
+                body["details"] = error.details
             response: HttpResponse = JsonResponse(body, status=error.status_code)
         else:
             html = render_to_string(
