@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
+from accounts import signin_guard
 from accounts.models import EmailCode, RevokedToken, User, normalize_email
 from config import clock, crypto, ratelimit
 from config.errors import ServiceError
@@ -171,12 +172,16 @@ def user_verify_email(*, email: str, code: str) -> User:
 
 
 def user_authenticate(*, email: str, password: str) -> User:
+    """Check a sign-in; every surface calls this, so the failed-sign-in limit spans them all."""
+    signin_guard.check(email)
     user = User.objects.filter(email=normalize_email(email)).first()
     if user is None:
         # Hash anyway, so an unknown email takes as long as a wrong password.
         User().set_password(password)
+        signin_guard.failed(email)
         raise invalid_credentials()
     if not user.check_password(password) or not user.is_active:
+        signin_guard.failed(email)
         raise invalid_credentials()
     if not user.is_verified:
         raise ServiceError(

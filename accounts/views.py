@@ -14,7 +14,7 @@ from accounts import mailer, services
 from accounts import serializers as s
 from accounts.authentication import token_from_request
 from config import ratelimit
-from config.net import client_ip
+from config.net import client_ip, rate_key
 
 SIGNUP_MESSAGE = "Check your inbox: we sent a 6-digit code to verify your email address."
 RESEND_MESSAGE = "If that address needs verification, a new code is on its way."
@@ -36,7 +36,10 @@ class PublicAuthView(APIView):
         super().initial(request, *args, **kwargs)
         if self.throttle_group:
             ratelimit.enforce(
-                request, f"auth:{self.throttle_group}", client_ip(request), self.throttle_per_minute
+                request,
+                f"auth:{self.throttle_group}",
+                rate_key(client_ip(request)),
+                self.throttle_per_minute,
             )
 
     def validated(self, serializer_class, request: Request) -> dict:

@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config import public_pages
 from submissions.views import thanks
 
 
@@ -12,6 +13,7 @@ def health(_request: HttpRequest) -> JsonResponse:
 
 
 urlpatterns = [
+    path("admin/login/", public_pages.admin_login),  # before the admin's own, which it guards
     path("admin/", admin.site.urls),
     path("dashboard/", include("dashboard.urls")),
     path("", RedirectView.as_view(url="/dashboard/", permanent=False)),

@@ -15,6 +15,7 @@ from rest_framework import serializers
 from accounts import services as accounts
 from accounts.views import set_auth_cookie
 from config.errors import ServiceError, flatten_details
+from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
@@ -53,6 +54,7 @@ def _validated(serializer_class, data: dict[str, Any], partial: bool = False) ->
 # --- Accounts -----------------------------------------------------------------------------
 
 
+@limited("dashboard-signup")
 def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         email = request.POST.get("email", "").strip()
@@ -66,6 +68,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/signup.html")
 
 
+@limited("dashboard-verify")
 def verify(request: HttpRequest) -> HttpResponse:
     email = request.POST.get("email") or request.GET.get("email", "")
     if request.method == "POST":
@@ -82,6 +85,7 @@ def verify(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/verify.html", {"email": email})
 
 
+@limited("dashboard-resend")
 @require_POST
 def resend(request: HttpRequest) -> HttpResponse:
     email = request.POST.get("email", "")
@@ -90,6 +94,7 @@ def resend(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
 
 
+@limited("dashboard-login")
 def login(request: HttpRequest) -> HttpResponse:
     next_url = safe_next(request)
     if request.method == "POST":
@@ -103,7 +108,10 @@ def login(request: HttpRequest) -> HttpResponse:
             if error.code == "email_not_verified":
                 return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
             context = {"email": email, "next": next_url}
-            return render(request, "dashboard/login.html", context, status=error.status_code)
+            response = render(request, "dashboard/login.html", context, status=error.status_code)
+            for name, value in error.headers.items():
+                response[name] = value  # Retry-After, past the failed sign-in limit
+            return response
         response = HttpResponseRedirect(next_url)
         set_auth_cookie(response, accounts.token_for(user))
         return response

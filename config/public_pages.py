@@ -1,0 +1,53 @@
+"""Limits on pages anyone can load without signing in (the dashboard's account pages and the
+admin's sign-in): 20 requests a minute per client address, and the admin's sign-in also under
+the per-address failed sign-in limit. Over a limit the page answers 429 with Retry-After."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+
+from accounts import signin_guard
+from config import ratelimit
+from config.errors import ServiceError
+from config.net import client_ip, rate_key
+
+PER_MINUTE = 20
+
+
+def too_many(error: ServiceError) -> HttpResponse:
+    response = HttpResponse(
+        f"<!doctype html><title>Too many requests</title><p>{error.message}</p>",
+        status=error.status_code,
+    )
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def limited(group: str):
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            try:
+                key = rate_key(client_ip(request))
+                ratelimit.enforce(request, f"page:{group}", key, PER_MINUTE)
+            except ServiceError as error:
+                return too_many(error)
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+@limited("admin-login")
+def admin_login(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        try:
+            signin_guard.check(request.POST.get("username", ""))
+        except ServiceError as error:
+            return too_many(error)
+    return admin.site.login(request)

@@ -1,0 +1,103 @@
+"""Password guessing: failed sign-ins are limited per address across every sign-in surface,
+and each unauthenticated page per client address (IPv6 per /64)."""
+
+import pytest
+from django.test import Client
+
+from accounts import signin_guard
+from tests.conftest import PASSWORD, make_user
+
+EMAIL = "owner@example.com"
+
+
+@pytest.fixture
+def owner(db):
+    return make_user(EMAIL, is_staff=True, is_superuser=True)
+
+
+def api_login(api, password, ip, path="/api/auth/login"):
+    body = {"email": EMAIL, "password": password}
+    return api.post(path, body, format="json", REMOTE_ADDR=ip)
+
+
+def dashboard_login(password, ip):
+    return Client().post(
+        "/dashboard/login", {"email": EMAIL, "password": password}, REMOTE_ADDR=ip
+    )
+
+
+def admin_login(password, ip):
+    return Client().post(
+        "/admin/login/", {"username": EMAIL, "password": password}, REMOTE_ADDR=ip
+    )
+
+
+def test_ten_failures_from_many_addresses_block_even_the_right_password(api, owner):
+    for n in range(10):
+        assert api_login(api, "wrong password!", f"198.51.100.{n}").status_code == 401
+
+    blocked = api_login(api, PASSWORD, "203.0.113.1")
+
+    assert blocked.status_code == 429
+    assert blocked.json()["error"] == "too_many_attempts"
+    assert 0 < int(blocked["Retry-After"]) <= 15 * 60
+
+
+def test_failures_count_across_every_sign_in_surface(api, owner):
+    for n in range(4):
+        assert api_login(api, "wrong password!", f"198.51.100.{n}").status_code == 401
+    for n in range(3):
+        token = api_login(api, "wrong password!", f"198.51.101.{n}", path="/api/auth/token")
+        assert token.status_code == 401
+    for n in range(2):
+        assert dashboard_login("wrong password!", f"198.51.102.{n}").status_code == 401
+    assert admin_login("wrong password!", "198.51.103.1").status_code == 200  # the form again
+
+    assert admin_login(PASSWORD, "203.0.113.2").status_code == 429
+    assert dashboard_login(PASSWORD, "203.0.113.3").status_code == 429
+    assert api_login(api, PASSWORD, "203.0.113.4", path="/api/auth/token").status_code == 429
+
+
+def test_the_limit_ends_with_its_window(api, owner, monkeypatch):
+    from config import ratelimit
+
+    for n in range(10):
+        api_login(api, "wrong password!", f"198.51.100.{n}")
+    assert api_login(api, PASSWORD, "203.0.113.1").status_code == 429
+
+    later = ratelimit.now() + signin_guard.WINDOW_SECONDS
+    monkeypatch.setattr(ratelimit, "now", lambda: later)
+
+    assert api_login(api, PASSWORD, "203.0.113.1").status_code == 200
+
+
+def test_a_right_password_inside_the_limit_still_signs_in(api, owner):
+    for n in range(9):
+        api_login(api, "wrong password!", f"198.51.100.{n}")
+
+    assert api_login(api, PASSWORD, "203.0.113.1").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/dashboard/login", "/dashboard/signup", "/admin/login/"])
+def test_unauthenticated_pages_take_twenty_requests_a_minute_per_address(db, path):
+    client = Client()
+    for _ in range(20):
+        assert client.get(path, REMOTE_ADDR="198.51.100.7").status_code == 200
+
+    limited = client.get(path, REMOTE_ADDR="198.51.100.7")
+
+    assert limited.status_code == 429
+    assert int(limited["Retry-After"]) >= 1
+    assert client.get(path, REMOTE_ADDR="198.51.100.8").status_code == 200
+
+
+def test_ipv6_clients_are_counted_per_64(db):
+    client = Client()
+    for n in range(20):
+        client.get("/dashboard/login", REMOTE_ADDR=f"2001:db8:0:1::{n + 1:x}")
+
+    same_64 = client.get("/dashboard/login", REMOTE_ADDR="2001:db8:0:1:ffff::1")
+    other_64 = client.get("/dashboard/login", REMOTE_ADDR="2001:db8:0:2::1")
+
+    assert same_64.status_code == 429
+    assert other_64.status_code == 200
