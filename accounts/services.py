@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import password_validation
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
@@ -135,22 +134,19 @@ def too_many_attempts(retry_after: int) -> ServiceError:
     )
 
 
-def _wrong_tries_key(email: str) -> tuple[str, int]:
-    """The counter of wrong codes for an address in the current day (UTC), and the seconds
-    until that day ends."""
-    now = ratelimit.now()
-    day = int(now // 86400)
+def _wrong_tries(email: str) -> ratelimit.Window:
+    """Wrong codes for an address in the current day (UTC)."""
     digest = hashlib.sha256(email.encode()).hexdigest()[:32]
-    return f"codes:wrong:{digest}:{day}", max(1, int((day + 1) * 86400 - now))
+    return ratelimit.Window(f"codes-wrong:{digest}", 86400)
 
 
 def user_verify_email(*, email: str, code: str) -> User:
     """Check a code. Besides the 5 tries each code allows, an address gets at most 20 wrong
     codes a day across all its codes, so fresh codes cannot buy unlimited guesses."""
     email = normalize_email(email)
-    key, retry_after = _wrong_tries_key(email)
-    if (cache.get(key) or 0) >= WRONG_TRIES_PER_DAY:
-        raise too_many_attempts(retry_after)
+    wrong_tries = _wrong_tries(email)
+    if wrong_tries.count() >= WRONG_TRIES_PER_DAY:
+        raise too_many_attempts(wrong_tries.retry_after())
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
         entry = EmailCode.objects.select_for_update().filter(user=user).first() if user else None
@@ -166,8 +162,7 @@ def user_verify_email(*, email: str, code: str) -> User:
             entry.failed_attempts += 1
             entry.save(update_fields=["failed_attempts"])
             # Committed before answering, so the 5-try limit holds.
-    cache.add(key, 0, timeout=retry_after)
-    cache.incr(key)
+    wrong_tries.add()
     raise invalid_code()
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 
-from django.core.cache import cache
-
 from accounts.models import normalize_email
 from config import ratelimit
 from config.errors import ServiceError
@@ -18,11 +16,9 @@ MAX_FAILURES = 10
 WINDOW_SECONDS = 15 * 60
 
 
-def _key(email: str) -> tuple[str, int]:
-    now = ratelimit.now()
-    window = int(now // WINDOW_SECONDS)
+def _window(email: str) -> ratelimit.Window:
     digest = hashlib.sha256(normalize_email(email).encode()).hexdigest()[:32]
-    return f"signin:failed:{digest}:{window}", max(1, int((window + 1) * WINDOW_SECONDS - now))
+    return ratelimit.Window(f"signin-failed:{digest}", WINDOW_SECONDS)
 
 
 def too_many_attempts(retry_after: int) -> ServiceError:
@@ -36,12 +32,10 @@ def too_many_attempts(retry_after: int) -> ServiceError:
 
 def check(email: str) -> None:
     """Raise 429 while the address has used up its failed sign-ins."""
-    key, retry_after = _key(email)
-    if (cache.get(key) or 0) >= MAX_FAILURES:
-        raise too_many_attempts(retry_after)
+    window = _window(email)
+    if window.count() >= MAX_FAILURES:
+        raise too_many_attempts(window.retry_after())
 
 
 def failed(email: str) -> None:
-    key, retry_after = _key(email)
-    cache.add(key, 0, timeout=retry_after)
-    cache.incr(key)
+    _window(email).add()

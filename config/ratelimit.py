@@ -6,6 +6,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
@@ -15,6 +16,30 @@ from config.errors import ServiceError
 def now() -> float:
     """The clock of the fixed windows (tests hold it still)."""
     return time.time()
+
+
+@dataclass(frozen=True)
+class Window:
+    """A fixed window of ``seconds`` counted in the shared cache under ``name``."""
+
+    name: str
+    seconds: int
+
+    def _key(self) -> tuple[str, int]:
+        moment = now()
+        index = int(moment // self.seconds)
+        return f"window:{self.name}:{index}", max(1, int((index + 1) * self.seconds - moment))
+
+    def count(self) -> int:
+        return cache.get(self._key()[0]) or 0
+
+    def add(self) -> int:
+        key, left = self._key()
+        cache.add(key, 0, timeout=left)
+        return cache.incr(key)
+
+    def retry_after(self) -> int:
+        return self._key()[1]
 
 
 @dataclass(frozen=True)

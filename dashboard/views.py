@@ -305,9 +305,12 @@ def integration_toggle(request: HttpRequest, integration_id: str) -> HttpRespons
 @login_required
 @require_POST
 def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
-    success, message = integrations.integration_send_test(
-        integration=_owned_integration(request, integration_id)
-    )
+    try:
+        success, message = integrations.integration_send_test(
+            integration=_owned_integration(request, integration_id)
+        )
+    except ServiceError as error:  # too many test sends
+        success, message = False, error.message
     (messages.success if success else messages.error)(request, message)
     return HttpResponseRedirect("/dashboard/integrations")
 

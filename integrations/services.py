@@ -20,11 +20,12 @@ from django.db.models import F, Q
 from kombu.exceptions import OperationalError
 
 from accounts.models import User
-from config import clock, crypto
+from config import clock, crypto, ratelimit
 from config.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import events, nudge, transports
+from integrations.clients import http as http_client
 from integrations.clients import webhook
 from integrations.models import (
     Delivery,
@@ -64,6 +65,7 @@ def integration_create(
 ) -> Integration:
     if type == IntegrationType.GOOGLE_SHEETS:
         raise invalid({"type": "Connect Google Sheets from the dashboard; it uses Google sign-in."})
+    _check_room_for_one_more(owner)
     public, secrets = split_config(type, config)
     if type == IntegrationType.WEBHOOK:
         secrets["signingSecret"] = webhook.new_signing_secret()
@@ -73,6 +75,20 @@ def integration_create(
     integration.set_secrets(secrets)
     integration.save()
     return integration
+
+
+MAX_INTEGRATIONS = 20
+TEST_SENDS_PER_MINUTE = 10
+TEST_SEND_DEADLINE_SECONDS = 5.0
+
+
+def _check_room_for_one_more(owner: User) -> None:
+    """At most 20 integrations an account: one submission must not fan out without bound."""
+    User.objects.select_for_update().filter(pk=owner.pk).values_list("pk").get()
+    if Integration.objects.filter(owner=owner).count() >= MAX_INTEGRATIONS:
+        raise invalid(
+            {"integrations": f"An account may have at most {MAX_INTEGRATIONS} integrations."}
+        )
 
 
 @transaction.atomic
@@ -538,12 +554,26 @@ def deliveries_retry(
 
 
 def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
-    """Send a sample event now, in this request; it counts for the status like any delivery."""
+    """Send a sample event now, in this request; it counts for the status like any delivery.
+
+    At most 10 a minute per account, and the request waits at most 5 s for the receiver, so
+    the button can neither tie up the web server nor be used to hammer a receiver.
+    """
+    sends = ratelimit.Window(f"test-sends:{integration.owner_id}", 60)
+    if sends.count() >= TEST_SENDS_PER_MINUTE:
+        raise ServiceError(
+            "rate_limited",
+            f"At most {TEST_SENDS_PER_MINUTE} test sends a minute. Try again later.",
+            status_code=429,
+            headers={"Retry-After": str(sends.retry_after())},
+        )
+    sends.add()
     now = clock.now()
     delivery = Delivery.objects.create(
         integration=integration, event_type="integration.test", next_attempt_at=now, queued_at=now
     )
-    result = delivery_run(delivery.pk)
+    with http_client.deadline(TEST_SEND_DEADLINE_SECONDS):
+        result = delivery_run(delivery.pk)
     if result is not None and result.state == DeliveryState.DELIVERED:
         return True, "Test event delivered."
     error = result.last_error if result is not None else "could not be sent"

@@ -80,3 +80,18 @@ def test_docs_assets_are_served(client):
 
 def test_health(client, db):
     assert client.get("/healthz").json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize("path", ["/dashboard/login", "/admin/login/"])
+def test_sign_in_pages_carry_a_content_security_policy(client, path):
+    policy = client.get(path)["Content-Security-Policy"]
+
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+    assert directives["script-src"] == "'self'"
+    assert directives["object-src"] == "'none'"
+    assert directives["frame-ancestors"] == "'none'"
+    assert directives["form-action"].startswith("'self'")
+
+
+def test_the_api_carries_no_page_policy(api):
+    assert not api.get("/api/auth/me").has_header("Content-Security-Policy")

@@ -9,6 +9,8 @@ the socket actually connected to, so DNS tricks (rebinding, odd IP spellings suc
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ipaddress
 import socket
 import threading
@@ -225,11 +227,24 @@ def _decode(body: bytes, encoding: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Calls made inside wait at most ``seconds`` for the whole reply (a test send: 5 s)."""
+    token = _deadline.set(seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
 def post(
     session: requests.Session, url: str, *, data: bytes, headers: dict[str, str]
 ) -> HttpResult:
     """POST once. Never raises for network trouble: the result says what happened."""
-    budget = DEADLINE_SECONDS
+    budget = _deadline.get() or DEADLINE_SECONDS
     deadline = time.monotonic() + budget
     timed_out = HttpResult(None, f"Timed out after {budget:g} s")
     try:
