@@ -16,7 +16,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 from accounts import signin_guard
 from accounts.models import EmailCode, RevokedToken, User, normalize_email
 from config import clock, crypto, ratelimit
-from config.errors import ServiceError
+from config.errors import ServiceError, retry_later
 
 
 def invalid_credentials() -> ServiceError:
@@ -126,11 +126,9 @@ def invalid_code() -> ServiceError:
 
 
 def too_many_attempts(retry_after: int) -> ServiceError:
-    return ServiceError(
-        "too_many_attempts",
-        "Too many wrong codes for this address. Try again later.",
-        status_code=429,
-        headers={"Retry-After": str(retry_after)},
+    return retry_later(
+        "too_many_attempts", "Too many wrong codes for this address. Try again later.",
+        retry_after,
     )
 
 

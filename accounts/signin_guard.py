@@ -10,7 +10,7 @@ import hashlib
 
 from accounts.models import normalize_email
 from config import ratelimit
-from config.errors import ServiceError
+from config.errors import ServiceError, retry_later
 
 MAX_FAILURES = 10
 WINDOW_SECONDS = 15 * 60
@@ -22,11 +22,9 @@ def _window(email: str) -> ratelimit.Window:
 
 
 def too_many_attempts(retry_after: int) -> ServiceError:
-    return ServiceError(
-        "too_many_attempts",
-        "Too many failed sign-ins for this address. Try again later.",
-        status_code=429,
-        headers={"Retry-After": str(retry_after)},
+    return retry_later(
+        "too_many_attempts", "Too many failed sign-ins for this address. Try again later.",
+        retry_after,
     )
 
 

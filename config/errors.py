@@ -32,6 +32,11 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
 
+def retry_later(code: str, message: str, retry_after: int) -> ServiceError:
+    """A 429 that says when to come back."""
+    return ServiceError(code, message, status_code=429, headers={"Retry-After": str(retry_after)})
+
+
 def error_body(code: str, message: str, details: dict[str, str] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"error": code, "message": message}
     if details is not None:

@@ -10,7 +10,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
-from config.errors import ServiceError
+from config.errors import retry_later
 
 
 def now() -> float:
@@ -75,10 +75,5 @@ def hit(request: HttpRequest, group: str, key: str, limit: int, period: str = "m
 def enforce(request: HttpRequest, group: str, key: str, limit: int, period: str = "m") -> Usage:
     usage = hit(request, group, key, limit, period)
     if usage.exceeded:
-        raise ServiceError(
-            "rate_limited",
-            "Too many requests. Try again later.",
-            status_code=429,
-            headers={"Retry-After": str(usage.retry_after)},
-        )
+        raise retry_later("rate_limited", "Too many requests. Try again later.", usage.retry_after)
     return usage

@@ -21,7 +21,7 @@ from kombu.exceptions import OperationalError
 
 from accounts.models import User
 from config import clock, crypto, ratelimit
-from config.errors import ServiceError
+from config.errors import ServiceError, retry_later
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import events, nudge, transports
@@ -561,11 +561,10 @@ def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
     """
     sends = ratelimit.Window(f"test-sends:{integration.owner_id}", 60)
     if sends.count() >= TEST_SENDS_PER_MINUTE:
-        raise ServiceError(
+        raise retry_later(
             "rate_limited",
             f"At most {TEST_SENDS_PER_MINUTE} test sends a minute. Try again later.",
-            status_code=429,
-            headers={"Retry-After": str(sends.retry_after())},
+            sends.retry_after(),
         )
     sends.add()
     now = clock.now()

@@ -21,7 +21,7 @@ from django.http import HttpRequest
 from accounts import quota
 from accounts.models import current_month
 from config import ratelimit, redis
-from config.errors import ServiceError
+from config.errors import ServiceError, retry_later
 from forms_app.models import Form
 
 RATE_WINDOW_SECONDS = 60
@@ -53,12 +53,7 @@ def monthly_limit_reached() -> ServiceError:
 
 
 def rate_limited(retry_after: int) -> ServiceError:
-    return ServiceError(
-        "rate_limited",
-        "Too many requests. Try again later.",
-        status_code=429,
-        headers={"Retry-After": str(retry_after)},
-    )
+    return retry_later("rate_limited", "Too many requests. Try again later.", retry_after)
 
 
 @functools.cache

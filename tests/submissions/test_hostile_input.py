@@ -147,7 +147,7 @@ def test_any_object_with_a_bad_character_is_refused_whole(fields, bad, where, pu
     form = busy_form
     name = sorted(fields)[where % len(fields)]
     fields[name] = fields[name] + bad
-    raw = json.dumps(fields)  # escapes the bad character as \\uXXXX, as a client would send it
+    raw = json.dumps(fields)  # the bad character escaped, as a client would send it
 
     response = post_json(public, form, raw)
 
