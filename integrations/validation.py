@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from config.errors import ServiceError
 from integrations.clients import http
@@ -52,20 +55,44 @@ def _email_errors(config: dict[str, Any]) -> dict[str, str]:
 
 
 def _literal_private_host(host: str) -> bool:
+    """A host written as a private address, in any spelling the resolver accepts: dotted,
+    short (127.1), hex (0x7f.1), octal (0177.0.0.1) or one number (2130706433)."""
+    host = host.rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
     try:
         return not http.is_public(ipaddress.ip_address(host))
     except ValueError:
-        return host == "localhost" or host.endswith(".localhost")
+        pass
+    try:
+        packed = socket.inet_aton(host)  # the legacy forms getaddrinfo also accepts
+    except OSError:
+        return False
+    return not http.is_public(ipaddress.IPv4Address(packed))
+
+
+def _client_host(url: str) -> str | None:
+    """The host the HTTP client will connect to (requests parses URLs with urllib3)."""
+    try:
+        return (parse_url(url).host or "").strip("[]").lower() or None
+    except LocationParseError:
+        return None
 
 
 def _webhook_errors(config: dict[str, Any]) -> dict[str, str]:
     url = config.get("url")
     if not isinstance(url, str) or len(url) > 2000:
         return {"config.url": "Enter the HTTPS URL that receives the webhooks."}
+    if any(char == "\\" or char.isspace() or ord(char) < 32 for char in url):
+        return {"config.url": "The URL must not contain backslashes, spaces or control characters."}
     parts = urlsplit(url)
     schemes = ("https", "http") if http.private_allowed() else ("https",)
     if parts.scheme not in schemes or not parts.hostname:
         return {"config.url": "The URL must be an absolute https:// URL."}
+    # Validation and the HTTP client must read the same host, or a check of one host would
+    # let the client connect to another.
+    if _client_host(url) != parts.hostname.lower():
+        return {"config.url": "The URL's host is ambiguous."}
     if not http.private_allowed() and _literal_private_host(parts.hostname):
         return {"config.url": "The URL must point to a public address."}
     return {}

@@ -34,6 +34,9 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 CGNAT = ipaddress.ip_network("100.64.0.0/10")
 METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
+# Not public, though some Python versions' is_global says otherwise: deprecated IPv6 site-local
+# addresses, and IANA's IPv4 special-purpose block.
+NOT_PUBLIC = [ipaddress.ip_network("fec0::/10"), ipaddress.ip_network("192.0.0.0/24")]
 
 
 class BlockedAddress(Exception):
@@ -64,6 +67,8 @@ def is_public(ip: IPAddress) -> bool:
         if inner is not None:
             return is_public(inner)
     if ip in METADATA or (ip.version == 4 and ip in CGNAT):
+        return False
+    if any(ip.version == network.version and ip in network for network in NOT_PUBLIC):
         return False
     return ip.is_global and not (
         ip.is_multicast
