@@ -40,15 +40,20 @@ def used(user_id, month: date | None = None) -> int:
     return rows.aggregate(total=Sum("count"))["total"] or 0
 
 
-def record(user_id, month: date) -> None:
-    """Count one submission: inside its transaction, on a shard picked at random."""
+def record_insert(user_id, month: date) -> tuple[str, list]:
+    """SQL and parameters that count one submission on a shard picked at random."""
     table = UsageShard._meta.db_table
+    sql = (
+        f"INSERT INTO {table} (user_id, month, shard, count) VALUES (%s, %s, %s, 1) "
+        f"ON CONFLICT (user_id, month, shard) DO UPDATE SET count = {table}.count + 1"
+    )
+    return sql, [_db_id(user_id), month, random.randrange(SHARDS)]
+
+
+def record(user_id, month: date) -> None:
+    """Count one submission, inside its transaction."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (user_id, month, shard, count) VALUES (%s, %s, %s, 1) "
-            f"ON CONFLICT (user_id, month, shard) DO UPDATE SET count = {table}.count + 1",
-            [_db_id(user_id), month, random.randrange(SHARDS)],
-        )
+        cursor.execute(*record_insert(user_id, month))
 
 
 def _db_id(user_id):

@@ -220,6 +220,19 @@ class _BrokerBreaker:
 broker_breaker = _BrokerBreaker()
 
 
+def _publish(send, what: str) -> bool:
+    """Hand one message to the broker unless it failed lately; False (logged) if not sent."""
+    try:
+        if not broker_breaker.open():
+            raise OperationalError("broker marked unavailable after a recent failure")
+        send()
+    except (OperationalError, OSError) as error:
+        broker_breaker.trip()
+        logger.warning("Broker unavailable, %s left to the sweeper: %s", what, error)
+        return False
+    return True
+
+
 def deliveries_queue(ids: list, *, force: bool = False) -> None:
     """Nudge workers about due deliveries ``ids``; one message covers any number of them.
 
@@ -231,14 +244,8 @@ def deliveries_queue(ids: list, *, force: bool = False) -> None:
 
     if not (nudge.raise_flag() or force):
         return
-    try:
-        if not broker_breaker.open():
-            raise OperationalError("broker marked unavailable after a recent failure")
-        deliver_due.apply_async(retry=False)
-    except (OperationalError, OSError) as error:
-        broker_breaker.trip()
+    if not _publish(lambda: deliver_due.apply_async(retry=False), f"{len(ids)} deliveries"):
         nudge.take_flag()  # no message is on its way: the next commit must try again
-        logger.warning("Broker unavailable, %d deliveries left to the sweeper: %s", len(ids), error)
         Delivery.objects.filter(pk__in=ids).update(queued_at=None)
 
 
@@ -246,13 +253,10 @@ def delivery_retry_later(delivery_id, countdown: float) -> None:
     """A short wait before the next attempt: a message with a countdown, not the sweeper."""
     from integrations.tasks import deliver
 
-    try:
-        if not broker_breaker.open():
-            raise OperationalError("broker marked unavailable after a recent failure")
+    def send() -> None:
         deliver.apply_async((str(delivery_id),), countdown=countdown, retry=False)
-    except (OperationalError, OSError) as error:
-        broker_breaker.trip()
-        logger.warning("Broker unavailable, %s left to the sweeper: %s", delivery_id, error)
+
+    if not _publish(send, f"delivery {delivery_id}"):
         Delivery.objects.filter(pk=delivery_id).update(queued_at=None)
 
 
@@ -278,11 +282,12 @@ def deliveries_run_due() -> int:
                 continue  # a commit raised it meanwhile: look again
             return done
         if len(ids) == BATCH_SIZE:
-            deliver_due.apply_async(retry=False)
+            _publish(lambda: deliver_due.apply_async(retry=False), "a helper for a full batch")
         deliveries_attempt(ids)
         done += len(ids)
         if time.monotonic() - began > RUN_DUE_BUDGET_SECONDS:
-            deliver_due.apply_async(retry=False)
+            # Hand over; if the broker is away the rows stay due and the sweeper sends them.
+            _publish(lambda: deliver_due.apply_async(retry=False), "the rest of the due work")
             return done
 
 
@@ -560,13 +565,12 @@ def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
     the button can neither tie up the web server nor be used to hammer a receiver.
     """
     sends = ratelimit.Window(f"test-sends:{integration.owner_id}", 60)
-    if sends.count() >= TEST_SENDS_PER_MINUTE:
+    if sends.add() > TEST_SENDS_PER_MINUTE:  # counted and checked in one step
         raise retry_later(
             "rate_limited",
             f"At most {TEST_SENDS_PER_MINUTE} test sends a minute. Try again later.",
             sends.retry_after(),
         )
-    sends.add()
     now = clock.now()
     delivery = Delivery.objects.create(
         integration=integration, event_type="integration.test", next_attempt_at=now, queued_at=now

@@ -10,13 +10,11 @@ when the submission exists.
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 from django.db import connection
 
 from accounts import quota
-from accounts.models import UsageShard
 from forms_app.models import Form
 from integrations.services import deliveries_insert
 from submissions.models import Submission
@@ -31,13 +29,11 @@ def store(
 ) -> tuple[Submission, list]:
     submission = Submission(form=form, data=data, ip=ip, user_agent=user_agent, origin=origin)
     deliveries_sql, deliveries_params = deliveries_insert(submission.pk, form.owner_id, form.pk)
-    usage = UsageShard._meta.db_table
+    usage_sql, usage_params = quota.record_insert(form.owner_id, month)
     sql = (
         f"WITH stored AS (INSERT INTO {Submission._meta.db_table} "
         "(id, form_id, data, ip, user_agent, origin) VALUES (%s, %s, %s::jsonb, %s::inet, %s, %s) "
-        f"RETURNING submitted_at), deliveries AS ({deliveries_sql}), "
-        f"counted AS (INSERT INTO {usage} (user_id, month, shard, count) VALUES (%s, %s, %s, 1) "
-        f"ON CONFLICT (user_id, month, shard) DO UPDATE SET count = {usage}.count + 1) "
+        f"RETURNING submitted_at), deliveries AS ({deliveries_sql}), counted AS ({usage_sql}) "
         "SELECT stored.submitted_at, (SELECT array_agg(id) FROM deliveries) FROM stored"
     )
     params = [
@@ -48,9 +44,7 @@ def store(
         user_agent,
         origin,
         *deliveries_params,
-        form.owner_id,
-        month,
-        random.randrange(quota.SHARDS),
+        *usage_params,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
