@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 
 from rest_framework import serializers
 
+from config import strict
 from config.timefmt import TimestampField
 from forms_app.models import Form
 from forms_app.origins import normalize_origin
@@ -38,23 +39,23 @@ class StrictSerializer(serializers.Serializer):
 class FormInputSerializer(StrictSerializer):
     ignored_keys = READ_ONLY_KEYS
 
-    name = serializers.CharField(min_length=1, max_length=200)
-    redirectUrl = serializers.CharField(
+    name = strict.CharField(min_length=1, max_length=200)
+    redirectUrl = strict.CharField(
         source="redirect_url", max_length=2000, allow_null=True, allow_blank=True, required=False
     )
     allowedOrigins = serializers.ListField(
         source="allowed_origins",
-        child=serializers.CharField(max_length=300),
+        child=strict.CharField(max_length=300),
         max_length=MAX_ORIGINS,
         required=False,
     )
-    rateLimit = serializers.IntegerField(
+    rateLimit = strict.IntegerField(
         source="rate_limit", min_value=1, max_value=10_000, required=False
     )
-    honeypotField = serializers.CharField(
+    honeypotField = strict.CharField(
         source="honeypot_field", max_length=100, allow_null=True, allow_blank=True, required=False
     )
-    recaptchaSecret = serializers.CharField(
+    recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
         allow_null=True,
@@ -62,11 +63,6 @@ class FormInputSerializer(StrictSerializer):
         required=False,
         write_only=True,
     )
-
-    def validate_rateLimit(self, value):
-        if isinstance(self.initial_data.get("rateLimit"), bool):
-            raise serializers.ValidationError("A valid integer is required.")
-        return value
 
     def validate_redirectUrl(self, value: str | None) -> str | None:
         if not value:

@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config import strict
 from config.timefmt import TimestampField
 from forms_app.serializers import StrictSerializer
 from integrations.models import Integration, IntegrationType
@@ -15,15 +16,15 @@ from integrations.validation import mask
 class IntegrationCreateSerializer(StrictSerializer):
     type = serializers.ChoiceField(choices=IntegrationType.choices)
     config = ConfigInField()
-    formId = serializers.CharField(max_length=100, allow_null=True, required=False)
+    formId = strict.CharField(max_length=100, allow_null=True, required=False)
 
 
 class IntegrationUpdateSerializer(StrictSerializer):
     ignored_keys = {"_id", "type", "createdAt"}
 
-    enabled = serializers.BooleanField(required=False)
+    enabled = strict.BooleanField(required=False)
     config = ConfigPatchField(required=False)
-    formId = serializers.CharField(max_length=100, allow_null=True, required=False)
+    formId = strict.CharField(max_length=100, allow_null=True, required=False)
 
 
 def public_config(integration: Integration, reveal: bool = False) -> dict[str, Any]:

@@ -1,13 +1,14 @@
 from rest_framework import serializers
 
+from config import strict
 from config.timefmt import TimestampField
 from pullapi.models import ApiKey
 
 
 class ApiKeyInputSerializer(serializers.Serializer):
-    name = serializers.CharField(min_length=1, max_length=100)
+    name = strict.CharField(min_length=1, max_length=100)
     forms = serializers.ListField(
-        child=serializers.CharField(max_length=100), min_length=1, max_length=500
+        child=strict.CharField(max_length=100), min_length=1, max_length=500
     )
 
 
