@@ -52,6 +52,12 @@ class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
         )
     ]
 
+    def save_model(self, request, obj: User, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        # A deactivated user's tokens stay dead if the account is ever activated again.
+        if change and "is_active" in form.changed_data and not obj.is_active:
+            obj.revoke_tokens()
+
     @admin.display(description="Used this month")
     def usage_this_month(self, user: User) -> str:
         return f"{user.monthly_submission_count} / {user.effective_monthly_limit}"
@@ -67,11 +73,11 @@ class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
 class EmailCodeAdmin(admin.ModelAdmin):
     """Codes are stored hashed; operators see only when one was sent and how it was tried."""
 
-    list_display = ["user", "sent_at", "expires_at", "failed_attempts"]
+    list_display = ["user", "purpose", "sent_at", "expires_at", "failed_attempts"]
     list_select_related = ["user"]
     search_fields = ["user__email"]
     exclude = ["code_hash"]
-    readonly_fields = ["user", "sent_at", "expires_at", "failed_attempts"]
+    readonly_fields = ["user", "purpose", "sent_at", "expires_at", "failed_attempts"]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -7,13 +7,17 @@ from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
 from rest_framework.request import Request
 from rest_framework_simplejwt.authentication import JWTAuthentication
-from rest_framework_simplejwt.exceptions import InvalidToken, TokenError
+from rest_framework_simplejwt.exceptions import TokenError
+from rest_framework_simplejwt.settings import api_settings
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import RevokedToken, User
 from config.errors import ServiceError
 
 API_KEY_PREFIX = "ff_live_"
+# The user's token_version when the token was issued; tokens from before the last password
+# change, reset or "log out everywhere" carry an older one and are refused.
+TOKEN_VERSION_CLAIM = "ver"
 
 
 def token_from_request(request: Request) -> tuple[str | None, bool]:
@@ -40,6 +44,15 @@ def validated_token(raw: str) -> AccessToken:
     return token
 
 
+def token_user(token: AccessToken) -> User | None:
+    """The active user a valid token speaks for, or None if its version was revoked."""
+    user_id = token.get(api_settings.USER_ID_CLAIM)
+    user = User.objects.filter(pk=user_id, is_active=True).first() if user_id else None
+    if user is None or token.get(TOKEN_VERSION_CLAIM, 0) != user.token_version:
+        return None
+    return user
+
+
 class JWTCookieOrHeaderAuthentication(JWTAuthentication):
     www_authenticate_realm = "api"
 
@@ -48,10 +61,11 @@ class JWTCookieOrHeaderAuthentication(JWTAuthentication):
         if raw is None:
             return None
         token = validated_token(raw)
-        try:
-            user = self.get_user(token)
-        except (InvalidToken, exceptions.AuthenticationFailed):
-            raise exceptions.AuthenticationFailed("The token's user no longer exists.") from None
+        user = token_user(token)
+        if user is None:
+            raise exceptions.AuthenticationFailed(
+                "The token has been revoked, or its user no longer exists."
+            )
         if from_cookie:
             enforce_csrf(request)
         return user, token

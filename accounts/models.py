@@ -48,6 +48,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     date_joined = models.DateTimeField(default=timezone.now)
     # Null means DEFAULT_MONTHLY_SUBMISSION_LIMIT; an operator may set another.
     monthly_submission_limit = models.PositiveIntegerField(null=True, blank=True)
+    # Every token carries the version it was issued under; raising it revokes them all.
+    token_version = models.PositiveIntegerField(default=0, editable=False)
 
     objects = UserManager()
 
@@ -63,7 +65,20 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def save(self, *args, **kwargs) -> None:
         self.email = normalize_email(self.email)
+        # set_password() was called (a reset, a change, the admin, manage.py changepassword):
+        # tokens issued under the old password stop working. Django's transparent hash
+        # upgrade clears _password before it saves, so it revokes nothing.
+        if self._password is not None and not self._state.adding:
+            self.token_version += 1
+            update_fields = kwargs.get("update_fields")
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "token_version"}
         super().save(*args, **kwargs)
+
+    def revoke_tokens(self) -> None:
+        """Every token issued so far gets 401 from now on."""
+        User.objects.filter(pk=self.pk).update(token_version=models.F("token_version") + 1)
+        self.refresh_from_db(fields=["token_version"])
 
     @property
     def effective_monthly_limit(self) -> int:
@@ -100,10 +115,18 @@ class UsageShard(models.Model):
         return f"usage of {self.user_id} in {self.month:%Y-%m} (shard {self.shard})"
 
 
-class EmailCode(models.Model):
-    """The one live verification code of a user, stored as a keyed hash."""
+class CodePurpose(models.TextChoices):
+    VERIFY = "verify", "Email verification"
+    RESET = "reset", "Password reset"
 
-    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="email_code")
+
+class EmailCode(models.Model):
+    """The one live code of a user for one purpose, stored as a keyed hash."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="email_codes")
+    purpose = models.CharField(
+        max_length=10, choices=CodePurpose.choices, default=CodePurpose.VERIFY
+    )
     code_hash = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
     failed_attempts = models.PositiveSmallIntegerField(default=0)
@@ -112,8 +135,13 @@ class EmailCode(models.Model):
     send_window_start = models.DateTimeField(null=True, blank=True)
     sends_in_window = models.PositiveSmallIntegerField(default=0)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "purpose"], name="email_code_user_purpose")
+        ]
+
     def __str__(self) -> str:
-        return f"code for {self.user_id}"
+        return f"{self.get_purpose_display().lower()} code for {self.user_id}"
 
 
 class RevokedToken(models.Model):

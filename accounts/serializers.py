@@ -1,21 +1,31 @@
 from rest_framework import serializers
 
 from accounts.models import User
+from config import strict
 
 
 class CredentialsSerializer(serializers.Serializer):
-    email = serializers.EmailField(max_length=254)
-    password = serializers.CharField(max_length=256, trim_whitespace=False)
+    email = strict.EmailField(max_length=254)
+    password = strict.CharField(max_length=256, trim_whitespace=False)
 
 
 class EmailSerializer(serializers.Serializer):
-    email = serializers.EmailField(max_length=254)
+    email = strict.EmailField(max_length=254)
 
 
 class VerifyEmailSerializer(serializers.Serializer):
-    email = serializers.EmailField(max_length=254)
+    email = strict.EmailField(max_length=254)
     # Any text: a malformed code is simply a wrong one (400 invalid_code, and a used try).
-    code = serializers.CharField(max_length=64, trim_whitespace=True)
+    code = strict.CharField(max_length=64, trim_whitespace=True)
+
+
+class ResetPasswordSerializer(VerifyEmailSerializer):
+    password = strict.CharField(max_length=256, trim_whitespace=False)
+
+
+class ChangePasswordSerializer(serializers.Serializer):
+    currentPassword = strict.CharField(max_length=256, trim_whitespace=False)
+    newPassword = strict.CharField(max_length=256, trim_whitespace=False)
 
 
 class MessageSerializer(serializers.Serializer):
@@ -68,5 +78,5 @@ class TokenSerializer(serializers.Serializer):
 
 
 class ProfileSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=150, allow_blank=True, required=False)
-    onboardingComplete = serializers.BooleanField(source="onboarding_complete", required=False)
+    name = strict.CharField(max_length=150, allow_blank=True, required=False)
+    onboardingComplete = strict.BooleanField(source="onboarding_complete", required=False)

@@ -1,4 +1,4 @@
-"""Account writes: signup, email verification, login and token revocation."""
+"""Account writes: sign-up, codes, sign-in, passwords and token revocation."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import password_validation
+from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts import signin_guard
-from accounts.models import EmailCode, RevokedToken, User, normalize_email
+from accounts.authentication import TOKEN_VERSION_CLAIM
+from accounts.models import CodePurpose, EmailCode, RevokedToken, User, normalize_email
 from config import clock, crypto, ratelimit
 from config.errors import ServiceError, retry_later
 
@@ -26,28 +28,33 @@ def invalid_credentials() -> ServiceError:
     )
 
 
-def _hash_code(user: User, code: str) -> str:
-    message = f"{user.pk}:{code}".encode()
+def _hash_code(user: User, code: str, purpose: str) -> str:
+    # A verification code keeps the message it always had; other purposes are keyed apart,
+    # so a code mailed for one purpose never works for another.
+    prefix = "" if purpose == CodePurpose.VERIFY else f"{purpose}:"
+    message = f"{prefix}{user.pk}:{code}".encode()
     return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
 
 
-def code_is_current(user: User, code: str) -> bool:
-    entry = EmailCode.objects.filter(user=user).first()
-    return entry is not None and hmac.compare_digest(entry.code_hash, _hash_code(user, code))
+def code_is_current(user: User, code: str, purpose: str = CodePurpose.VERIFY) -> bool:
+    entry = EmailCode.objects.filter(user=user, purpose=purpose).first()
+    return entry is not None and hmac.compare_digest(
+        entry.code_hash, _hash_code(user, code, purpose)
+    )
 
 
 def _new_code() -> str:
     return f"{secrets.randbelow(1_000_000):06d}"
 
 
-def validate_new_password(password: str, email: str) -> None:
+def validate_new_password(password: str, email: str, field: str = "password") -> None:
     try:
         password_validation.validate_password(password, user=User(email=email))
     except ValidationError as exc:
         raise ServiceError(
             "validation_error",
             "Some fields are not valid.",
-            details={"password": " ".join(exc.messages)},
+            details={field: " ".join(exc.messages)},
         ) from None
 
 
@@ -56,9 +63,9 @@ SENDS_PER_WINDOW = 5
 WRONG_TRIES_PER_DAY = 20
 
 
-def _issue_code(user: User, previous: EmailCode | None = None) -> None:
-    """Replace the user's code and email the new one after the transaction commits."""
-    from accounts.tasks import send_verification_email
+def _issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> None:
+    """Replace the user's code for ``purpose`` and email the new one after commit."""
+    from accounts.tasks import send_code_email
 
     code = _new_code()
     now = clock.now()
@@ -67,8 +74,9 @@ def _issue_code(user: User, previous: EmailCode | None = None) -> None:
     )
     EmailCode.objects.update_or_create(
         user=user,
+        purpose=purpose,
         defaults={
-            "code_hash": _hash_code(user, code),
+            "code_hash": _hash_code(user, code, purpose),
             "expires_at": now + settings.OTP_LIFETIME,
             "failed_attempts": 0,
             "sent_at": now,
@@ -78,12 +86,12 @@ def _issue_code(user: User, previous: EmailCode | None = None) -> None:
     )
     # The broker sees only a sealed code, never the plain digits.
     sealed = crypto.encrypt(code)
-    transaction.on_commit(lambda: send_verification_email.delay(str(user.pk), sealed))
+    transaction.on_commit(lambda: send_code_email.delay(str(user.pk), sealed, purpose))
 
 
-def _issue_code_if_allowed(user: User) -> None:
+def _issue_code_if_allowed(user: User, purpose: str) -> None:
     """A new code, unless the address had one in the last 60 s or 5 in the last hour."""
-    previous = EmailCode.objects.filter(user=user).first()
+    previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
     if previous is not None:
         now = clock.now()
         if now - previous.sent_at < settings.OTP_RESEND_INTERVAL:
@@ -91,34 +99,66 @@ def _issue_code_if_allowed(user: User) -> None:
         in_window = previous.send_window_start and now - previous.send_window_start < SEND_WINDOW
         if in_window and previous.sends_in_window >= SENDS_PER_WINDOW:
             return
-    _issue_code(user, previous)
+    _issue_code(user, purpose, previous)
+
+
+# The account endpoints a stranger can call with any address (sign-up, resend, forgot) do the
+# same work in the request whether or not the address has an account: they check the input,
+# hash the password if there is one, and hand the rest to a task. Looking the address up,
+# writing and mailing happen in the worker, where their time tells a caller nothing.
+
+
+def user_sign_up(*, email: str, password: str) -> None:
+    from accounts import tasks
+
+    email = normalize_email(email)
+    validate_new_password(password, email)
+    # The worker gets the hash, sealed: the broker never sees the password.
+    sealed_hash = crypto.encrypt(make_password(password))
+    tasks.enqueue(tasks.sign_up, email, sealed_hash)
+
+
+def user_resend_code(*, email: str) -> None:
+    from accounts import tasks
+
+    tasks.enqueue(tasks.resend_code, normalize_email(email))
+
+
+def user_forgot_password(*, email: str) -> None:
+    from accounts import tasks
+
+    tasks.enqueue(tasks.send_reset_code, normalize_email(email))
 
 
 @transaction.atomic
-def user_sign_up(*, email: str, password: str) -> None:
+def sign_up_in_background(*, email: str, password_hash: str) -> None:
     """Create an account and send its code. An address that has an account already is never
     changed (that was a takeover: a stranger's password on the victim's account, verified by
     the victim's own code); an unverified one gets a fresh code within the send limits."""
-    email = normalize_email(email)
-    validate_new_password(password, email)
     user = User.objects.select_for_update().filter(email=email).first()
     if user is None:
-        _issue_code(User.objects.create_user(email=email, password=password))
-        return
-    User().set_password(password)  # the same work and answer as a new signup: no enumeration
-    if not user.is_verified:
-        _issue_code_if_allowed(user)
+        try:
+            with transaction.atomic():
+                user = User.objects.create(email=email, password=password_hash)
+        except IntegrityError:  # a second sign-up for the address won the race
+            return
+        _issue_code(user, CodePurpose.VERIFY)
+    elif not user.is_verified:
+        _issue_code_if_allowed(user, CodePurpose.VERIFY)
 
 
 @transaction.atomic
-def user_resend_code(*, email: str) -> None:
-    user = (
-        User.objects.select_for_update()
-        .filter(email=normalize_email(email), is_verified=False)
-        .first()
-    )
+def resend_code_in_background(*, email: str) -> None:
+    user = User.objects.select_for_update().filter(email=email, is_verified=False).first()
     if user is not None:
-        _issue_code_if_allowed(user)
+        _issue_code_if_allowed(user, CodePurpose.VERIFY)
+
+
+@transaction.atomic
+def reset_code_in_background(*, email: str) -> None:
+    user = User.objects.select_for_update().filter(email=email, is_active=True).first()
+    if user is not None:
+        _issue_code_if_allowed(user, CodePurpose.RESET)
 
 
 def invalid_code() -> ServiceError:
@@ -133,28 +173,33 @@ def too_many_attempts(retry_after: int) -> ServiceError:
 
 
 def _wrong_tries(email: str) -> ratelimit.Window:
-    """Wrong codes for an address in the current day (UTC)."""
+    """Wrong codes for an address in the current day (UTC), across all its codes."""
     digest = hashlib.sha256(email.encode()).hexdigest()[:32]
     return ratelimit.Window(f"codes-wrong:{digest}", 86400)
 
 
-def user_verify_email(*, email: str, code: str) -> User:
-    """Check a code. Besides the 5 tries each code allows, an address gets at most 20 wrong
-    codes a day across all its codes, so fresh codes cannot buy unlimited guesses."""
+def _use_code(email: str, code: str, purpose: str, on_success) -> User:
+    """Check a code and, if right, consume it and run ``on_success(user)`` in one transaction.
+
+    Besides the 5 tries each code allows, an address gets at most 20 wrong codes a day across
+    all its codes, so fresh codes cannot buy unlimited guesses."""
     email = normalize_email(email)
     wrong_tries = _wrong_tries(email)
     if wrong_tries.count() >= WRONG_TRIES_PER_DAY:
         raise too_many_attempts(wrong_tries.retry_after())
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
-        entry = EmailCode.objects.select_for_update().filter(user=user).first() if user else None
+        entry = (
+            EmailCode.objects.select_for_update().filter(user=user, purpose=purpose).first()
+            if user
+            else None
+        )
         usable = entry is not None and (
             entry.failed_attempts < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
         )
-        if usable and hmac.compare_digest(entry.code_hash, _hash_code(user, code)):
+        if usable and hmac.compare_digest(entry.code_hash, _hash_code(user, code, purpose)):
             entry.delete()
-            user.is_verified = True
-            user.save(update_fields=["is_verified"])
+            on_success(user)
             return user
         if entry is not None and usable:
             entry.failed_attempts += 1
@@ -162,6 +207,49 @@ def user_verify_email(*, email: str, code: str) -> User:
             # Committed before answering, so the 5-try limit holds.
     wrong_tries.add()
     raise invalid_code()
+
+
+def user_verify_email(*, email: str, code: str) -> User:
+    def verified(user: User) -> None:
+        user.is_verified = True
+        user.save(update_fields=["is_verified"])
+
+    return _use_code(email, code, CodePurpose.VERIFY, verified)
+
+
+def user_reset_password(*, email: str, code: str, password: str) -> User:
+    """Set a new password with a mailed code. The inbox is proven, so the address counts as
+    verified; every token issued before is revoked (the password change does that)."""
+    validate_new_password(password, normalize_email(email))
+
+    def reset(user: User) -> None:
+        user.set_password(password)
+        user.is_verified = True
+        user.save(update_fields=["password", "is_verified"])
+        # A verification code still waiting is moot now.
+        EmailCode.objects.filter(user=user, purpose=CodePurpose.VERIFY).delete()
+
+    return _use_code(email, code, CodePurpose.RESET, reset)
+
+
+def user_change_password(*, user: User, current_password: str, new_password: str) -> User:
+    """Change a signed-in user's password; every token issued before is revoked."""
+    signin_guard.check(user.email)
+    if not user.check_password(current_password):
+        signin_guard.failed(user.email)
+        raise ServiceError(
+            "validation_error",
+            "Some fields are not valid.",
+            details={"currentPassword": "The current password is incorrect."},
+        )
+    validate_new_password(new_password, user.email, field="newPassword")
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
+    return user
+
+
+def user_log_out_everywhere(*, user: User) -> None:
+    user.revoke_tokens()
 
 
 def user_authenticate(*, email: str, password: str) -> User:
@@ -184,7 +272,9 @@ def user_authenticate(*, email: str, password: str) -> User:
 
 
 def token_for(user: User) -> AccessToken:
-    return AccessToken.for_user(user)
+    token = AccessToken.for_user(user)
+    token[TOKEN_VERSION_CLAIM] = user.token_version
+    return token
 
 
 def token_revoke(token: AccessToken) -> None:

@@ -18,6 +18,7 @@ from config.net import client_ip, rate_key
 
 SIGNUP_MESSAGE = "Check your inbox: we sent a 6-digit code to verify your email address."
 RESEND_MESSAGE = "If that address needs verification, a new code is on its way."
+FORGOT_MESSAGE = "If that address has an account, a code to reset its password is on its way."
 # Said instead while the mail server refuses every message: the answer never claims a code
 # was sent when none can be. It is the same for every address, so it reveals no account.
 NO_MAIL_MESSAGE = (
@@ -60,6 +61,10 @@ def set_auth_cookie(response: HttpResponse, token) -> None:
     )
 
 
+def clear_auth_cookie(response: HttpResponse) -> None:
+    response.delete_cookie(settings.AUTH_COOKIE_NAME, path="/", samesite="Lax")
+
+
 def user_response(user, status_code: int = 200) -> Response:
     response = Response({"user": s.UserSerializer(user).data}, status=status_code)
     set_auth_cookie(response, services.token_for(user))
@@ -95,6 +100,28 @@ class ResendCodeView(PublicAuthView):
         data = self.validated(s.EmailSerializer, request)
         services.user_resend_code(email=data["email"])
         return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else RESEND_MESSAGE})
+
+
+class ForgotPasswordView(PublicAuthView):
+    throttle_group = "forgot"
+
+    @extend_schema(request=s.EmailSerializer, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.EmailSerializer, request)
+        services.user_forgot_password(email=data["email"])
+        return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else FORGOT_MESSAGE})
+
+
+class ResetPasswordView(PublicAuthView):
+    throttle_group = "reset"
+
+    @extend_schema(request=s.ResetPasswordSerializer, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.validated(s.ResetPasswordSerializer, request)
+        services.user_reset_password(
+            email=data["email"], code=data["code"], password=data["password"]
+        )
+        return Response({"message": "Your password was changed. Log in with the new one."})
 
 
 class LoginView(PublicAuthView):
@@ -137,7 +164,37 @@ class LogoutView(APIView):
             raw = None
         services.token_revoke_if_valid(raw)
         response = Response({"message": "Logged out."})
-        response.delete_cookie(settings.AUTH_COOKIE_NAME, path="/", samesite="Lax")
+        clear_auth_cookie(response)
+        return response
+
+
+class ChangePasswordView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.ChangePasswordSerializer, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = s.ChangePasswordSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = services.user_change_password(
+            user=request.user,
+            current_password=serializer.validated_data["currentPassword"],
+            new_password=serializer.validated_data["newPassword"],
+        )
+        response = Response(
+            {"message": "Your password was changed. Every other session was logged out."}
+        )
+        set_auth_cookie(response, services.token_for(user))
+        return response
+
+
+class LogoutAllView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        services.user_log_out_everywhere(user=request.user)
+        response = Response({"message": "Logged out everywhere."})
+        clear_auth_cookie(response)
         return response
 
 

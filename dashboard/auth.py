@@ -8,9 +8,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from rest_framework.exceptions import AuthenticationFailed
-from rest_framework_simplejwt.settings import api_settings
 
-from accounts.authentication import validated_token
+from accounts.authentication import token_user, validated_token
 from accounts.models import User
 
 
@@ -22,7 +21,7 @@ def cookie_user(request: HttpRequest) -> User | None:
         token = validated_token(raw)
     except AuthenticationFailed:
         return None
-    return User.objects.filter(pk=token.get(api_settings.USER_ID_CLAIM), is_active=True).first()
+    return token_user(token)
 
 
 def login_required(view):

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
 from accounts import services as accounts
-from accounts.views import set_auth_cookie
+from accounts.views import clear_auth_cookie, set_auth_cookie
 from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
@@ -62,7 +62,8 @@ def signup(request: HttpRequest) -> HttpResponse:
             accounts.user_sign_up(email=email, password=request.POST.get("password", ""))
         except ServiceError as error:
             messages.error(request, _error_text(error))
-            return render(request, "dashboard/signup.html", {"email": email}, status=400)
+            context = {"email": email}
+            return render(request, "dashboard/signup.html", context, status=error.status_code)
         messages.success(request, "We emailed you a 6-digit code. Enter it below.")
         return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
     return render(request, "dashboard/signup.html")
@@ -89,8 +90,12 @@ def verify(request: HttpRequest) -> HttpResponse:
 @require_POST
 def resend(request: HttpRequest) -> HttpResponse:
     email = request.POST.get("email", "")
-    accounts.user_resend_code(email=email)
-    messages.info(request, "If that address needs verification, a new code is on its way.")
+    try:
+        accounts.user_resend_code(email=email)
+    except ServiceError as error:  # the worker cannot be reached
+        messages.error(request, _error_text(error))
+    else:
+        messages.info(request, "If that address needs verification, a new code is on its way.")
     return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
 
 
@@ -124,7 +129,82 @@ def login(request: HttpRequest) -> HttpResponse:
 def logout(request: HttpRequest) -> HttpResponse:
     accounts.token_revoke_if_valid(request.COOKIES.get(settings.AUTH_COOKIE_NAME))
     response = HttpResponseRedirect("/dashboard/login")
-    response.delete_cookie(settings.AUTH_COOKIE_NAME, path="/", samesite="Lax")
+    clear_auth_cookie(response)
+    return response
+
+
+@limited("dashboard-forgot")
+def forgot_password(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        email = request.POST.get("email", "").strip()
+        try:
+            accounts.user_forgot_password(email=email)
+        except ServiceError as error:  # the worker cannot be reached
+            messages.error(request, _error_text(error))
+            return render(request, "dashboard/forgot.html", {"email": email}, status=503)
+        messages.info(request, "If that address has an account, we emailed it a 6-digit code.")
+        return HttpResponseRedirect(f"/dashboard/reset-password?{urlencode({'email': email})}")
+    return render(request, "dashboard/forgot.html")
+
+
+@limited("dashboard-reset")
+def reset_password(request: HttpRequest) -> HttpResponse:
+    email = request.POST.get("email") or request.GET.get("email", "")
+    if request.method == "POST":
+        try:
+            accounts.user_reset_password(
+                email=email,
+                code=request.POST.get("code", "").strip(),
+                password=request.POST.get("password", ""),
+            )
+        except ServiceError as error:
+            messages.error(request, _error_text(error))
+            response = render(
+                request, "dashboard/reset.html", {"email": email}, status=error.status_code
+            )
+            for name, value in error.headers.items():
+                response[name] = value
+            return response
+        messages.success(request, "Your password was changed. Log in with the new one.")
+        return HttpResponseRedirect("/dashboard/login")
+    return render(request, "dashboard/reset.html", {"email": email})
+
+
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    return render(request, "dashboard/account.html", {"section": "account"})
+
+
+@login_required
+@require_POST
+def change_password(request: HttpRequest) -> HttpResponse:
+    try:
+        user = accounts.user_change_password(
+            user=request.user,
+            current_password=request.POST.get("currentPassword", ""),
+            new_password=request.POST.get("newPassword", ""),
+        )
+    except ServiceError as error:
+        messages.error(request, f"Password not changed. {_error_text(error)}")
+        response = render(
+            request, "dashboard/account.html", {"section": "account"}, status=error.status_code
+        )
+        for name, value in error.headers.items():
+            response[name] = value
+        return response
+    messages.success(request, "Password changed. Every other session was logged out.")
+    response = HttpResponseRedirect("/dashboard/account")
+    set_auth_cookie(response, accounts.token_for(user))
+    return response
+
+
+@login_required
+@require_POST
+def logout_everywhere(request: HttpRequest) -> HttpResponse:
+    accounts.user_log_out_everywhere(user=request.user)
+    messages.success(request, "You were logged out on every device.")
+    response = HttpResponseRedirect("/dashboard/login")
+    clear_auth_cookie(response)
     return response
 
 
@@ -178,6 +258,12 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
     return render(request, "dashboard/form_detail.html", context)
 
 
+def _whole_number(text: str) -> int | str:
+    """A page's number box sends text; the API takes JSON integers only."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
 def _form_settings(post) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": post.get("name", ""),
@@ -185,7 +271,7 @@ def _form_settings(post) -> dict[str, Any]:
         "allowedOrigins": [
             line.strip() for line in post.get("allowedOrigins", "").splitlines() if line.strip()
         ],
-        "rateLimit": post.get("rateLimit") or 10,
+        "rateLimit": _whole_number(post.get("rateLimit") or "10"),
         "honeypotField": post.get("honeypotField") or None,
     }
     if post.get("clearRecaptcha"):

@@ -6,9 +6,9 @@ import pytest
 from aiosmtpd.controller import Controller
 from django.core import mail
 
-from accounts.models import User
+from accounts.models import CodePurpose, User
 from accounts.services import _issue_code
-from accounts.tasks import send_verification_email
+from accounts.tasks import send_code_email
 from config import crypto
 
 
@@ -55,9 +55,9 @@ def test_signup_code_arrives_over_smtp(api, smtp):
 def test_a_replaced_code_is_never_sent(db):
     user = User.objects.create_user("late@example.com", "a long passphrase")
     stale = crypto.encrypt("123456")
-    _issue_code(user)  # the current code is another one
+    _issue_code(user, CodePurpose.VERIFY)  # the current code is another one
 
-    send_verification_email(str(user.pk), stale)
+    send_code_email(str(user.pk), stale, CodePurpose.VERIFY)
 
     assert mail.outbox == []
 
@@ -100,9 +100,9 @@ def test_a_passing_mail_failure_is_retried_a_bounded_number_of_times(db, monkeyp
     from accounts import mailer, tasks
 
     user = User.objects.create_user("retry@example.com", "a long passphrase")
-    _issue_code(user)
+    _issue_code(user, CodePurpose.VERIFY)
     code = "000000"
-    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code: True)
+    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code, _purpose: True)
     calls = []
 
     def refused(**_kwargs):
@@ -111,9 +111,9 @@ def test_a_passing_mail_failure_is_retried_a_bounded_number_of_times(db, monkeyp
 
     monkeypatch.setattr(mailer, "send", refused)
     # Eager retries run at once, inside apply(); let it report the failure instead of raising.
-    monkeypatch.setitem(tasks.send_verification_email.app.conf, "task_eager_propagates", False)
+    monkeypatch.setitem(tasks.send_code_email.app.conf, "task_eager_propagates", False)
 
-    result = tasks.send_verification_email.apply((str(user.pk), crypto.encrypt(code)))
+    result = tasks.send_code_email.apply((str(user.pk), crypto.encrypt(code), "verify"))
 
     assert result.failed()
     assert len(calls) == tasks.MAX_RETRIES + 1
@@ -125,7 +125,7 @@ def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
     from accounts import mailer, tasks
 
     user = User.objects.create_user("auth@example.com", "a long passphrase")
-    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code: True)
+    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code, _purpose: True)
     calls = []
 
     def refused_login(**_kwargs):
@@ -134,7 +134,7 @@ def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
 
     monkeypatch.setattr(mailer, "send", refused_login)
 
-    result = tasks.send_verification_email.apply((str(user.pk), crypto.encrypt("123456")))
+    result = tasks.send_code_email.apply((str(user.pk), crypto.encrypt("123456"), "verify"))
 
     assert result.successful()
     assert len(calls) == 1

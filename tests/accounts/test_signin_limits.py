@@ -78,7 +78,17 @@ def test_a_right_password_inside_the_limit_still_signs_in(api, owner):
     assert api_login(api, PASSWORD, "203.0.113.1").status_code == 200
 
 
-@pytest.mark.parametrize("path", ["/dashboard/login", "/dashboard/signup", "/admin/login/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/dashboard/login",
+        "/dashboard/signup",
+        "/dashboard/verify",
+        "/dashboard/forgot-password",
+        "/dashboard/reset-password",
+        "/admin/login/",
+    ],
+)
 def test_unauthenticated_pages_take_twenty_requests_a_minute_per_address(db, path):
     client = Client()
     for _ in range(20):

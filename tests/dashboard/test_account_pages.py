@@ -1,0 +1,119 @@
+"""The dashboard's pages for forgot and reset password, change password and log out
+everywhere: each calls the same service as the API."""
+
+import pytest
+
+from accounts.services import token_for
+from tests.conftest import PASSWORD, CommitClient, last_code
+from tests.conftest import CommitBrowserClient as Client
+
+NEW_PASSWORD = "another long passphrase"
+
+
+@pytest.fixture
+def owner(client, user):
+    response = client.post("/dashboard/login", {"email": user.email, "password": PASSWORD})
+    assert response.status_code == 302
+    return client
+
+
+def api_status_with(token) -> int:
+    api = CommitClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return api.get("/api/auth/me").status_code
+
+
+def test_login_page_links_to_forgot_password(client, db):
+    assert 'href="/dashboard/forgot-password"' in client.get("/dashboard/login").content.decode()
+
+
+def test_forgot_then_reset_then_log_in(client, user):
+    assert client.get("/dashboard/forgot-password").status_code == 200
+
+    asked = client.post("/dashboard/forgot-password", {"email": user.email})
+    assert asked.status_code == 302
+    assert asked["Location"] == "/dashboard/reset-password?email=owner%40example.com"
+    assert client.get(asked["Location"]).status_code == 200
+
+    done = client.post(
+        "/dashboard/reset-password",
+        {"email": user.email, "code": last_code(user.email), "password": NEW_PASSWORD},
+    )
+    assert done.status_code == 302
+    assert done["Location"] == "/dashboard/login"
+
+    signed_in = client.post("/dashboard/login", {"email": user.email, "password": NEW_PASSWORD})
+    assert signed_in.status_code == 302
+    assert client.get("/dashboard/").status_code == 200
+
+
+def test_reset_page_shows_a_wrong_code(client, user):
+    client.post("/dashboard/forgot-password", {"email": user.email})
+
+    response = client.post(
+        "/dashboard/reset-password",
+        {"email": user.email, "code": "not-a-code", "password": NEW_PASSWORD},
+    )
+
+    assert response.status_code == 400
+    assert "The code is wrong or has expired." in response.content.decode()
+    user.refresh_from_db()
+    assert user.check_password(PASSWORD)
+
+
+def test_account_page_needs_login(client, db):
+    response = client.get("/dashboard/account")
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/dashboard/login")
+
+
+def test_change_password_keeps_this_session_and_ends_the_others(owner, user):
+    elsewhere = token_for(user)
+    page = owner.get("/dashboard/account")
+    assert page.status_code == 200
+    assert 'action="/dashboard/account/password"' in page.content.decode()
+
+    response = owner.post(
+        "/dashboard/account/password",
+        {"currentPassword": PASSWORD, "newPassword": NEW_PASSWORD},
+    )
+
+    assert response.status_code == 302
+    assert owner.get("/dashboard/").status_code == 200
+    assert api_status_with(elsewhere) == 401
+    user.refresh_from_db()
+    assert user.check_password(NEW_PASSWORD)
+
+
+def test_change_password_with_a_wrong_current_password_shows_why(owner, user):
+    response = owner.post(
+        "/dashboard/account/password",
+        {"currentPassword": "not the password", "newPassword": NEW_PASSWORD},
+    )
+
+    assert response.status_code == 400
+    assert "The current password is incorrect." in response.content.decode()
+    user.refresh_from_db()
+    assert user.check_password(PASSWORD)
+
+
+def test_log_out_everywhere_from_the_dashboard(owner, user):
+    elsewhere = token_for(user)
+
+    response = owner.post("/dashboard/account/logout-all")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/dashboard/login"
+    assert api_status_with(elsewhere) == 401
+    assert owner.get("/dashboard/").status_code == 302
+
+
+def test_account_pages_refuse_a_post_without_csrf(user):
+    browser = Client(enforce_csrf_checks=True)
+    browser.cookies["ff_token"] = str(token_for(user))
+
+    response = browser.post("/dashboard/account/logout-all")
+
+    assert response.status_code == 403
+    assert api_status_with(token_for(user)) == 200
