@@ -29,6 +29,10 @@ class Form(models.Model):
     honeypot_field = models.CharField(max_length=100, null=True, blank=True)
     # Encrypted with FIELD_ENCRYPTION_KEYS; empty means CAPTCHA is off.
     recaptcha_secret_encrypted = models.TextField(blank=True, default="")
+    # Every field name the form has stored, in order of first appearance (at most 500 new
+    # ones are taken: contract, "Input limits"). Written only when a submission brings a name
+    # the form has not seen, so the usual submission reads it and writes nothing.
+    field_names = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

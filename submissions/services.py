@@ -10,7 +10,7 @@ from accounts import quota
 from accounts.models import User, current_month
 from forms_app.models import Form
 from integrations.services import deliveries_queue, deliveries_record
-from submissions import store
+from submissions import field_names, store
 from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Submission
 
@@ -32,6 +32,9 @@ def submission_create(
     if ticket is None:
         ticket = Ticket(form.owner_id, current_month(), quota.limit_of(form.owner), reserved=False)
     try:
+        if field_names.has_new(form, data):
+            with _sqlite_writer():
+                field_names.record(form, data)
         if ticket.reserved and store.usable():
             return _store_in_one_statement(form, data, ip, user_agent, origin, ticket)
         with _sqlite_writer():
