@@ -6,13 +6,14 @@ one chunk, the disk or the database.
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.files.uploadhandler import FileUploadHandler
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 
 from config.errors import ServiceError
@@ -20,6 +21,30 @@ from submissions import validation
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_FIELDS = 200
+
+
+# Django decodes form fields with errors="replace": invalid UTF-8 became U+FFFD and was stored
+# as if the client had sent it. This codec is UTF-8 that refuses, whatever errors= it is asked
+# for, so a body that is not UTF-8 is refused instead of silently changed.
+STRICT_UTF8 = "formflow-strict-utf-8"
+
+
+def _strict_utf8(name: str) -> codecs.CodecInfo | None:
+    if name.replace("-", "_") != STRICT_UTF8.replace("-", "_"):
+        return None
+    utf8 = codecs.lookup("utf-8")
+    return codecs.CodecInfo(
+        name=STRICT_UTF8,
+        encode=lambda text, errors="strict": utf8.encode(text, "strict"),
+        decode=lambda data, errors="strict": utf8.decode(data, "strict"),
+    )
+
+
+codecs.register(_strict_utf8)
+
+
+def not_utf8() -> ServiceError:
+    return validation.invalid({"body": "is not valid UTF-8 text"})
 
 
 
@@ -92,9 +117,32 @@ def _json_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
     return list(data.items())
 
 
+def _urlencoded_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
+    # Always UTF-8 (the form encoding has no charset of its own), and strictly so.
+    try:
+        form = QueryDict(request.body, encoding=STRICT_UTF8)
+    except TooManyFieldsSent as error:
+        # QueryDict reports every ValueError from parsing as too many fields; a decoding
+        # error is one too.
+        if isinstance(error.__cause__, UnicodeError):
+            raise not_utf8() from None
+        raise
+    return [(name, value) for name, values in form.lists() for value in values]
+
+
+def _part_encoding(request: HttpRequest) -> str:
+    """The declared charset, or UTF-8; UTF-8 is read strictly."""
+    declared = request.encoding or "utf-8"
+    try:
+        is_utf8 = codecs.lookup(declared).name == "utf-8"
+    except LookupError:
+        is_utf8 = True  # Django ignores an unknown charset too, and reads UTF-8
+    return STRICT_UTF8 if is_utf8 else declared
+
+
 def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
     handler = CountingUploadHandler(request)
-    parser = OrderedMultiPartParser(request.META, request, [handler], request.encoding)
+    parser = OrderedMultiPartParser(request.META, request, [handler], _part_encoding(request))
     try:
         post, files = parser.parse()
     except MultiPartParserError:
@@ -126,7 +174,7 @@ def read_fields(request: HttpRequest) -> list[list[Any]]:
         if content_type == "application/json" or content_type.endswith("+json"):
             pairs = _json_pairs(request)
         elif content_type == "application/x-www-form-urlencoded":
-            pairs = [(name, value) for name, values in request.POST.lists() for value in values]
+            pairs = _urlencoded_pairs(request)
         elif content_type == "multipart/form-data":
             pairs = _multipart_pairs(request)
         else:
@@ -137,6 +185,8 @@ def read_fields(request: HttpRequest) -> list[list[Any]]:
             )
     except RequestDataTooBig:
         raise too_large() from None
+    except UnicodeError:
+        raise not_utf8() from None
     except (TooManyFieldsSent, TooManyFilesSent):
         raise too_many_fields() from None
     if len(pairs) > MAX_FIELDS:
