@@ -150,11 +150,10 @@ class TokenView(PublicAuthView):
         )
 
 
-class LogoutView(APIView):
+class LogoutView(PublicAuthView):
     """Revokes the presented token, if any, and always clears the cookie (CSRF-exempt)."""
 
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
+    throttle_group = "logout"
 
     @extend_schema(request=None, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:

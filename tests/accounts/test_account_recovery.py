@@ -427,3 +427,12 @@ def test_recovery_endpoints_take_twenty_requests_a_minute_per_address(api, db, p
     assert 429 not in statuses[:20]
     assert statuses[20] == 429
     assert post(21, "198.51.100.8").status_code != 429
+
+
+def test_logout_takes_twenty_requests_a_minute_per_address(api, db):
+    statuses = [
+        api.post("/api/auth/logout", REMOTE_ADDR="198.51.100.7").status_code for _ in range(21)
+    ]
+
+    assert statuses[:20] == [200] * 20
+    assert statuses[20] == 429
