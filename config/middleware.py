@@ -53,6 +53,22 @@ class ApiErrorMiddleware:
         return json_error(500, *default_error(500))
 
 
+class NulInPathMiddleware:
+    """No identifier holds U+0000, and PostgreSQL refuses it in a query parameter (a 500): a
+    path with one names nothing, so it is a 404 on every database, before any view runs. The
+    public endpoint answers its own 404 (form_not_found, in its JSON or HTML shape)."""
+
+    PUBLIC_ENDPOINT = "/api/v1/f/"
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path and not request.path.startswith(self.PUBLIC_ENDPOINT):
+            raise Http404("No resource has U+0000 in its address.")
+        return self.get_response(request)
+
+
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """Django's CSRF failure view: JSON for the API, a plain page elsewhere."""
     if is_api_path(request):

@@ -60,6 +60,7 @@ MIDDLEWARE = [
     "config.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.middleware.ApiErrorMiddleware",
+    "config.middleware.NulInPathMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -95,3 +95,20 @@ def test_sign_in_pages_carry_a_content_security_policy(client, path):
 
 def test_the_api_carries_no_page_policy(api):
     assert not api.get("/api/auth/me").has_header("Content-Security-Policy")
+
+
+def test_schema_lists_the_recovery_endpoints(api):
+    paths = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+
+    for path in ["forgot-password", "reset-password", "change-password", "logout-all"]:
+        assert f"/api/auth/{path}" in paths
+
+
+def test_schema_offers_bearer_or_cookie_not_both_at_once(api):
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+
+    security = schema["paths"]["/api/auth/me"]["get"]["security"]
+
+    assert {"bearerAuth": []} in security
+    assert {"cookieAuth": []} in security
+    assert all(len(requirement) == 1 for requirement in security)
