@@ -1,6 +1,8 @@
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 from config.boot import load_settings
+from config.chunked import ChunkedBodies
 
 load_settings()
-application = get_wsgi_application()
+application = ChunkedBodies(get_wsgi_application(), settings.DATA_UPLOAD_MAX_MEMORY_SIZE)

@@ -25,6 +25,7 @@ import argparse
 import base64
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import re
@@ -38,6 +39,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import venv
 from contextlib import ExitStack, contextmanager
@@ -76,6 +78,24 @@ def call(base: str, method: str, path: str, body=None, token: str | None = None)
         status, raw = error.code, error.read()
     try:
         return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, None
+
+
+def call_chunked(base: str, path: str, body: dict):
+    """One JSON post streamed with Transfer-Encoding: chunked (no Content-Length)."""
+    raw = json.dumps(body).encode()
+    parts = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
+    try:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        connection.request("POST", path, body=iter([raw[:7], raw[7:]]), headers=headers)
+        response = connection.getresponse()
+        status, answer = response.status, response.read()
+    finally:
+        connection.close()
+    try:
+        return status, json.loads(answer) if answer else None
     except ValueError:
         return status, None
 
@@ -169,11 +189,26 @@ def check(base: str, mail_log: Path | None, receiver: Receiver, receiver_url: st
     )
     fields = {"name": "Ada", "message": f"smoke {secrets.token_hex(4)}"}
     expect("submit", *call(base, "POST", f"/api/v1/f/{form['slug']}", fields), wanted=200)
+    streamed = {"name": "Grace", "message": f"chunked {secrets.token_hex(4)}"}
+    path = f"/api/v1/f/{form['slug']}"
+    expect("submit a chunked body", *call_chunked(base, path, streamed), wanted=200)
+    wait_until_listed(base, form["_id"], access, streamed)
     delivered = wait_for_delivery(receiver, fields)
     headers, body = delivered
     if not signature_valid(webhook["config"]["signingSecret"], headers, body):
         raise SmokeFailed("the webhook arrived with a signature that does not verify")
     say("signed webhook delivered and verified")
+
+
+def wait_until_listed(base: str, form_id: str, token: str, fields: dict, timeout: float = 10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listed = call(base, "GET", f"/api/v1/forms/{form_id}/submissions", token=token)[1]
+        if any(row["fields"] == fields for row in (listed or {}).get("data", [])):
+            say("chunked submission stored as sent")
+            return
+        time.sleep(0.25)
+    raise SmokeFailed("the chunked submission was not stored as sent")
 
 
 def wait_for_delivery(receiver: Receiver, fields: dict, timeout: float = 90):
