@@ -45,6 +45,16 @@ def _error_text(error: ServiceError | serializers.ValidationError) -> str:
     return error.message
 
 
+def _error_page(
+    request: HttpRequest, template: str, context: dict[str, Any], error: ServiceError
+) -> HttpResponse:
+    """The page again, with the error's status and headers (Retry-After past a limit)."""
+    response = render(request, template, context, status=error.status_code)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
 def _validated(serializer_class, data: dict[str, Any], partial: bool = False) -> dict[str, Any]:
     serializer = serializer_class(data=data, partial=partial)
     serializer.is_valid(raise_exception=True)
@@ -113,10 +123,7 @@ def login(request: HttpRequest) -> HttpResponse:
             if error.code == "email_not_verified":
                 return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
             context = {"email": email, "next": next_url}
-            response = render(request, "dashboard/login.html", context, status=error.status_code)
-            for name, value in error.headers.items():
-                response[name] = value  # Retry-After, past the failed sign-in limit
-            return response
+            return _error_page(request, "dashboard/login.html", context, error)
         response = HttpResponseRedirect(next_url)
         set_auth_cookie(response, accounts.token_for(user))
         return response
@@ -159,12 +166,7 @@ def reset_password(request: HttpRequest) -> HttpResponse:
             )
         except ServiceError as error:
             messages.error(request, _error_text(error))
-            response = render(
-                request, "dashboard/reset.html", {"email": email}, status=error.status_code
-            )
-            for name, value in error.headers.items():
-                response[name] = value
-            return response
+            return _error_page(request, "dashboard/reset.html", {"email": email}, error)
         messages.success(request, "Your password was changed. Log in with the new one.")
         return HttpResponseRedirect("/dashboard/login")
     return render(request, "dashboard/reset.html", {"email": email})
@@ -186,12 +188,7 @@ def change_password(request: HttpRequest) -> HttpResponse:
         )
     except ServiceError as error:
         messages.error(request, f"Password not changed. {_error_text(error)}")
-        response = render(
-            request, "dashboard/account.html", {"section": "account"}, status=error.status_code
-        )
-        for name, value in error.headers.items():
-            response[name] = value
-        return response
+        return _error_page(request, "dashboard/account.html", {"section": "account"}, error)
     messages.success(request, "Password changed. Every other session was logged out.")
     response = HttpResponseRedirect("/dashboard/account")
     set_auth_cookie(response, accounts.token_for(user))

@@ -1,20 +1,12 @@
 """The dashboard's pages for forgot and reset password, change password and log out
 everywhere: each calls the same service as the API."""
 
-import pytest
 
 from accounts.services import token_for
 from tests.conftest import PASSWORD, CommitClient, last_code
 from tests.conftest import CommitBrowserClient as Client
 
 NEW_PASSWORD = "another long passphrase"
-
-
-@pytest.fixture
-def owner(client, user):
-    response = client.post("/dashboard/login", {"email": user.email, "password": PASSWORD})
-    assert response.status_code == 302
-    return client
 
 
 def api_status_with(token) -> int:

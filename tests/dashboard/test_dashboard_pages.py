@@ -9,13 +9,6 @@ from tests.conftest import PASSWORD, last_code, make_user, submit
 from tests.conftest import CommitBrowserClient as Client
 
 
-@pytest.fixture
-def owner(client, user):
-    response = client.post("/dashboard/login", {"email": user.email, "password": PASSWORD})
-    assert response.status_code == 302
-    return client
-
-
 def page_text(response) -> str:
     return response.content.decode()
 

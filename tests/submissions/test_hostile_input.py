@@ -289,6 +289,17 @@ def expected_text(raw: bytes) -> str | None:
     return None if "\x00" in text else text
 
 
+def assert_stored_as_text_or_refused(response, raw: bytes) -> None:
+    expected = expected_text(raw)
+    if expected is None:
+        assert response.status_code == 400
+        assert response.json()["error"] == "invalid_submission"
+        assert Submission.objects.count() == 0
+    else:
+        assert response.status_code == 200
+        assert Submission.objects.get().fields == {"value": expected}
+
+
 @PROPERTY_SETTINGS
 @given(fields=st.dictionaries(names, text, min_size=1, max_size=8))
 def test_any_urlencoded_form_is_stored_exactly_as_sent(fields, public, busy_form):
@@ -323,14 +334,7 @@ def test_any_bytes_in_a_urlencoded_value_are_stored_as_text_or_refused(raw, publ
 
     response = post_urlencoded(public, busy_form, b"value=" + quote_from_bytes(raw).encode())
 
-    expected = expected_text(raw)
-    if expected is None:
-        assert response.status_code == 400
-        assert response.json()["error"] == "invalid_submission"
-        assert Submission.objects.count() == 0
-    else:
-        assert response.status_code == 200
-        assert Submission.objects.get().fields == {"value": expected}
+    assert_stored_as_text_or_refused(response, raw)
 
 
 @PROPERTY_SETTINGS
@@ -340,11 +344,4 @@ def test_any_bytes_in_a_multipart_value_are_stored_as_text_or_refused(raw, publi
 
     response = post_property_multipart(public, busy_form, multipart_of({"value": raw}))
 
-    expected = expected_text(raw)
-    if expected is None:
-        assert response.status_code == 400
-        assert response.json()["error"] == "invalid_submission"
-        assert Submission.objects.count() == 0
-    else:
-        assert response.status_code == 200
-        assert Submission.objects.get().fields == {"value": expected}
+    assert_stored_as_text_or_refused(response, raw)
