@@ -9,7 +9,7 @@ from wsgiref.util import setup_testing_defaults
 
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 
 from config.chunked import ChunkedBodies
@@ -30,10 +30,13 @@ class Dribble(io.RawIOBase):
 
 @pytest.fixture
 def wsgi(db):
-    """The WSGI app as config/wsgi.py builds it; the test's database connection stays open."""
-    request_finished.disconnect(close_old_connections)
+    """The WSGI app as config/wsgi.py builds it. Like Django's test client, it leaves the
+    test's database connection open (a request would close it at start and end)."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
     yield ChunkedBodies(WSGIHandler(), LIMIT)
-    request_finished.connect(close_old_connections)
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
 
 
 def post_chunked(app, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
