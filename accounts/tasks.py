@@ -3,11 +3,10 @@ whether an address has an account (sign-up, resend, forgot password), and mailin
 
 from celery import shared_task
 from django.template.loader import render_to_string
-from kombu.exceptions import OperationalError
 
 from accounts import mailer
 from accounts.models import CodePurpose, User
-from config import crypto
+from config import broker, crypto
 from config.errors import ServiceError
 
 # A code lives 30 minutes: retries (about 10 s, 20 s, 40 s, 80 s, 160 s) stay well inside it.
@@ -26,15 +25,13 @@ TEMPLATES = {
 
 def enqueue(task, *args) -> None:
     """Hand account work to the worker; a broker that cannot take it is a 503, not a 500."""
-    try:
-        task.delay(*args)
-    except OperationalError:
+    if not broker.publish(lambda: task.apply_async(args, retry=False), task.name):
         raise ServiceError(
             "service_unavailable",
             "The service cannot take this request right now. Please try again shortly.",
             status_code=503,
             headers={"Retry-After": "30"},
-        ) from None
+        )
 
 
 @shared_task

@@ -17,10 +17,9 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q
-from kombu.exceptions import OperationalError
 
 from accounts.models import User
-from config import clock, crypto, ratelimit
+from config import broker, clock, crypto, ratelimit
 from config.errors import ServiceError, retry_later
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
@@ -200,37 +199,11 @@ def _db_id(model, value):
     return model._meta.pk.get_db_prep_value(value, connection)
 
 
-class _BrokerBreaker:
-    """After a failed publish, stop trying for a while: one request pays the timeout, and
-    the submissions after it are not slowed while the broker is away."""
+def _wake_workers(what: str) -> bool:
+    """One deliver_due message; False if the broker is away (the sweeper then sends)."""
+    from integrations.tasks import deliver_due
 
-    pause_seconds = 30.0
-    closed_until = 0.0
-
-    def open(self) -> bool:
-        return time.monotonic() >= self.closed_until
-
-    def trip(self) -> None:
-        self.closed_until = time.monotonic() + self.pause_seconds
-
-    def reset(self) -> None:
-        self.closed_until = 0.0
-
-
-broker_breaker = _BrokerBreaker()
-
-
-def _publish(send, what: str) -> bool:
-    """Hand one message to the broker unless it failed lately; False (logged) if not sent."""
-    try:
-        if not broker_breaker.open():
-            raise OperationalError("broker marked unavailable after a recent failure")
-        send()
-    except (OperationalError, OSError) as error:
-        broker_breaker.trip()
-        logger.warning("Broker unavailable, %s left to the sweeper: %s", what, error)
-        return False
-    return True
+    return broker.publish(lambda: deliver_due.apply_async(retry=False), what)
 
 
 def deliveries_queue(ids: list, *, force: bool = False) -> None:
@@ -240,11 +213,9 @@ def deliveries_queue(ids: list, *, force: bool = False) -> None:
     publishes anyway (the sweeper, which cannot know whether the last message was lost). If
     the broker is away, the rows are marked unsent and the sweeper sends them.
     """
-    from integrations.tasks import deliver_due
-
     if not (nudge.raise_flag() or force):
         return
-    if not _publish(lambda: deliver_due.apply_async(retry=False), f"{len(ids)} deliveries"):
+    if not _wake_workers(f"{len(ids)} deliveries"):
         nudge.take_flag()  # no message is on its way: the next commit must try again
         Delivery.objects.filter(pk__in=ids).update(queued_at=None)
 
@@ -256,7 +227,7 @@ def delivery_retry_later(delivery_id, countdown: float) -> None:
     def send() -> None:
         deliver.apply_async((str(delivery_id),), countdown=countdown, retry=False)
 
-    if not _publish(send, f"delivery {delivery_id}"):
+    if not broker.publish(send, f"delivery {delivery_id}"):
         Delivery.objects.filter(pk=delivery_id).update(queued_at=None)
 
 
@@ -272,8 +243,6 @@ def deliveries_run_due() -> int:
     When a whole batch was due, another message asks a second worker to help. After the
     budget the task hands over to a fresh message, so no task nears its time limit.
     """
-    from integrations.tasks import deliver_due
-
     began, done = time.monotonic(), 0
     while True:
         ids = deliveries_claim_batch(BATCH_SIZE)
@@ -282,12 +251,12 @@ def deliveries_run_due() -> int:
                 continue  # a commit raised it meanwhile: look again
             return done
         if len(ids) == BATCH_SIZE:
-            _publish(lambda: deliver_due.apply_async(retry=False), "a helper for a full batch")
+            _wake_workers("a helper for a full batch")
         deliveries_attempt(ids)
         done += len(ids)
         if time.monotonic() - began > RUN_DUE_BUDGET_SECONDS:
             # Hand over; if the broker is away the rows stay due and the sweeper sends them.
-            _publish(lambda: deliver_due.apply_async(retry=False), "the rest of the due work")
+            _wake_workers("the rest of the due work")
             return done
 
 

@@ -436,3 +436,31 @@ def test_logout_takes_twenty_requests_a_minute_per_address(api, db):
 
     assert statuses[:20] == [200] * 20
     assert statuses[20] == 429
+
+
+@pytest.fixture
+def broker_away():
+    from config.broker import breaker
+
+    breaker.trip()  # as after a failed publish: nothing is sent for a while
+    yield
+    breaker.reset()
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/auth/signup", {"email": "new@example.com", "password": PASSWORD}),
+        ("/api/auth/resend-otp", {"email": "new@example.com"}),
+        (FORGOT, {"email": "owner@example.com"}),
+    ],
+    ids=["signup", "resend", "forgot"],
+)
+def test_account_requests_answer_503_while_the_broker_is_away(api, user, broker_away, path, body):
+    response = api.post(path, body, format="json")
+
+    assert response.status_code == 503
+    assert response.json()["error"] == "service_unavailable"
+    assert int(response["Retry-After"]) > 0
+    assert not User.objects.filter(email="new@example.com").exists()
+    assert mail.outbox == []
