@@ -72,8 +72,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             accounts.user_sign_up(email=email, password=request.POST.get("password", ""))
         except ServiceError as error:
             messages.error(request, _error_text(error))
-            context = {"email": email}
-            return render(request, "dashboard/signup.html", context, status=error.status_code)
+            return _error_page(request, "dashboard/signup.html", {"email": email}, error)
         messages.success(request, "We emailed you a 6-digit code. Enter it below.")
         return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
     return render(request, "dashboard/signup.html")
@@ -89,7 +88,7 @@ def verify(request: HttpRequest) -> HttpResponse:
             )
         except ServiceError as error:
             messages.error(request, _error_text(error))
-            return render(request, "dashboard/verify.html", {"email": email}, status=400)
+            return _error_page(request, "dashboard/verify.html", {"email": email}, error)
         response = HttpResponseRedirect("/dashboard/")
         set_auth_cookie(response, accounts.token_for(user))
         return response
@@ -148,7 +147,7 @@ def forgot_password(request: HttpRequest) -> HttpResponse:
             accounts.user_forgot_password(email=email)
         except ServiceError as error:  # the worker cannot be reached
             messages.error(request, _error_text(error))
-            return render(request, "dashboard/forgot.html", {"email": email}, status=503)
+            return _error_page(request, "dashboard/forgot.html", {"email": email}, error)
         messages.info(request, "If that address has an account, we emailed it a 6-digit code.")
         return HttpResponseRedirect(f"/dashboard/reset-password?{urlencode({'email': email})}")
     return render(request, "dashboard/forgot.html")

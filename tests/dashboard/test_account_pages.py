@@ -109,3 +109,33 @@ def test_account_pages_refuse_a_post_without_csrf(user):
 
     assert response.status_code == 403
     assert api_status_with(token_for(user)) == 200
+
+
+def test_verify_page_past_the_daily_wrong_codes_is_429_with_retry_after(client, db):
+    client.post("/dashboard/signup", {"email": "new@example.com", "password": NEW_PASSWORD})
+    for n in range(20):
+        client.post(
+            "/dashboard/verify", {"email": "new@example.com", "code": "x"},
+            REMOTE_ADDR=f"198.51.100.{n}",
+        )
+
+    response = client.post(
+        "/dashboard/verify", {"email": "new@example.com", "code": "x"}, REMOTE_ADDR="203.0.113.1"
+    )
+
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+    assert "Too many wrong codes" in response.content.decode()
+
+
+def test_forgot_page_while_the_broker_is_away_says_so(client, user):
+    from config.broker import breaker
+
+    breaker.trip()
+    try:
+        response = client.post("/dashboard/forgot-password", {"email": user.email})
+    finally:
+        breaker.reset()
+
+    assert response.status_code == 503
+    assert int(response["Retry-After"]) > 0
