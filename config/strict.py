@@ -17,18 +17,19 @@ def _wrong_type(expected: str) -> serializers.ValidationError:
     return serializers.ValidationError(f"Must be {expected}.", code="invalid")
 
 
-class CharField(serializers.CharField):
+class _TextOnly:
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             raise _wrong_type("a string")
-        return super().to_internal_value(data)
+        return super().to_internal_value(data)  # type: ignore[misc]
 
 
-class EmailField(serializers.EmailField):
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            raise _wrong_type("a string")
-        return super().to_internal_value(data)
+class CharField(_TextOnly, serializers.CharField):
+    pass
+
+
+class EmailField(_TextOnly, serializers.EmailField):
+    pass
 
 
 class BooleanField(serializers.BooleanField):

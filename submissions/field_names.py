@@ -13,13 +13,14 @@ from typing import Any
 
 from django.db import transaction
 
+from config.errors import ServiceError
 from forms_app.models import Form
 from submissions import validation
 
 MAX_FIELD_NAMES = 500
 
 
-def too_many_names(name: str) -> Exception:
+def too_many_names(name: str) -> ServiceError:
     return validation.invalid(
         {name[: validation.MAX_NAME_LENGTH]: (
             f"this form already has {MAX_FIELD_NAMES} different field names; "

@@ -131,13 +131,10 @@ def _urlencoded_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
 
 
 def _part_encoding(request: HttpRequest) -> str:
-    """The declared charset, or UTF-8; UTF-8 is read strictly."""
+    """The declared charset, or UTF-8; UTF-8 is read strictly. (Django keeps a declared
+    charset only when Python knows it, so the lookup cannot fail.)"""
     declared = request.encoding or "utf-8"
-    try:
-        is_utf8 = codecs.lookup(declared).name == "utf-8"
-    except LookupError:
-        is_utf8 = True  # Django ignores an unknown charset too, and reads UTF-8
-    return STRICT_UTF8 if is_utf8 else declared
+    return STRICT_UTF8 if codecs.lookup(declared).name == "utf-8" else declared
 
 
 def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:

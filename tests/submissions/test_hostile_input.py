@@ -345,3 +345,12 @@ def test_any_bytes_in_a_multipart_value_are_stored_as_text_or_refused(raw, publi
     response = post_property_multipart(public, busy_form, multipart_of({"value": raw}))
 
     assert_stored_as_text_or_refused(response, raw)
+
+
+def test_multipart_with_an_unknown_charset_is_read_as_strict_utf8(public, form):
+    bad = post_multipart(public, form, multipart(text_part(b"m", b"caf\xe9")), charset="no-such")
+    good = post_multipart(public, form, multipart(text_part(b"m", "café".encode())), charset="no")
+
+    assert bad.status_code == 400
+    assert good.status_code == 200
+    assert Submission.objects.get().fields == {"m": "café"}
