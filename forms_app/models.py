@@ -12,8 +12,14 @@ DEFAULT_RATE_LIMIT = 10
 
 
 def new_slug() -> str:
-    """12 random URL-safe characters: never sequential, never guessable."""
-    return secrets.token_urlsafe(9)
+    """12 random URL-safe characters: never sequential, never guessable.
+
+    The first is a letter or digit, so a slug never reads as an option on a command line
+    (``retry_deliveries --form -x3...``)."""
+    while True:
+        slug = secrets.token_urlsafe(9)
+        if slug[0].isalnum():
+            return slug
 
 
 class Form(models.Model):

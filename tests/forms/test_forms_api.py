@@ -46,6 +46,16 @@ def test_slugs_are_random_url_safe_and_long_enough(owner_api):
         assert re.fullmatch(r"[A-Za-z0-9_-]{8,}", slug)
 
 
+def test_a_slug_never_reads_as_a_command_line_option(monkeypatch):
+    from forms_app import models
+
+    # token_urlsafe's first character is "-" or "_" one time in 32; force it to be, then not.
+    drawn = iter(["-abcdefghijk", "_abcdefghijk", "Xabcdefghijk"])
+    monkeypatch.setattr(models.secrets, "token_urlsafe", lambda _n: next(drawn))
+
+    assert models.new_slug() == "Xabcdefghijk"
+
+
 def test_create_with_every_setting(owner_api):
     payload = {
         "name": "Signup",
