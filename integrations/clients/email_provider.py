@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import requests
 from django.conf import settings
 
 from integrations.clients import http
@@ -27,11 +26,10 @@ def send(*, api_key: str, message: dict[str, Any]) -> http.HttpResult:
         "Content-Type": "application/json",
         "User-Agent": http.USER_AGENT,
     }
-    with requests.Session() as session:
-        session.trust_env = False
-        return http.post(
-            session,
-            f"{settings.EMAIL_PROVIDER_API_URL}/emails",
-            data=json.dumps(message).encode(),
-            headers=headers,
-        )
+    # The operator's provider, not a user-chosen host: no address guard.
+    return http.post(
+        f"{settings.EMAIL_PROVIDER_API_URL}/emails",
+        data=json.dumps(message).encode(),
+        headers=headers,
+        guarded=False,
+    )

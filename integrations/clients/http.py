@@ -2,9 +2,9 @@
 
 Fixed timeouts, no redirects, no proxies from the environment, and, unless
 WEBHOOK_ALLOW_PRIVATE_NETWORKS is on, a guard that refuses to talk to anything but public
-addresses. The guard checks every address the host name resolves to, and then the address
-the socket actually connected to, so DNS tricks (rebinding, odd IP spellings such as
-0x7f000001) cannot reach an internal service.
+addresses. The guard resolves the host name once, checks every address it has, and connects
+to those addresses only, so DNS tricks (rebinding, odd IP spellings such as 0x7f000001)
+cannot reach an internal service, not even with a connection that is closed at once.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-import requests
+import certifi
+import urllib3
 from django.conf import settings
-from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
+from urllib3.util import connection as urllib3_connection
 
 CONNECT_SECONDS = 5.0
 DEADLINE_SECONDS = 10.0  # the contract: success is a 2xx within 10 s of sending
@@ -95,35 +97,51 @@ def check_address(address: str) -> None:
         raise BlockedAddress(f"{ip} is not a public address")
 
 
-def check_host(host: str, port: int) -> None:
-    """Every address the host resolves to must be public."""
-    if private_allowed():
-        return
+def vetted_addresses(host: str, port: int) -> list[str]:
+    """Resolve ``host`` once; every address it has must be public. The connection is then
+    made to these addresses only, so DNS cannot answer differently between check and connect
+    (rebinding)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as error:
-        raise requests.ConnectionError(f"cannot resolve {host}: {error}") from None
-    for info in infos:
-        check_address(info[4][0])
+        raise CannotResolve(f"cannot resolve {host}: {error}") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    for address in addresses:
+        check_address(address)
+    return addresses
 
 
-class _Guard:
-    def _new_conn(self):
-        check_host(self._dns_host, self.port)
-        sock = super()._new_conn()
-        try:
-            check_address(sock.getpeername()[0])
-        except BlockedAddress:
-            sock.close()
-            raise
-        return sock
-
-
-class GuardedHTTPConnection(_Guard, HTTPConnection):
+class CannotResolve(Exception):
     pass
 
 
-class GuardedHTTPSConnection(_Guard, HTTPSConnection):
+class _Pinned:
+    """A connection made to the vetted addresses, in the resolver's order, and to nothing
+    else. TLS still checks the certificate against the host name, and the Host header is the
+    URL's: only the socket's destination is pinned."""
+
+    def _new_conn(self):
+        last_error: OSError | None = None
+        for address in vetted_addresses(self._dns_host, self.port):
+            try:
+                return urllib3_connection.create_connection(
+                    (address, self.port),
+                    self.timeout,
+                    source_address=self.source_address,
+                    socket_options=self.socket_options,
+                )
+            except TimeoutError as error:
+                raise ConnectTimeoutError(self, f"Connection to {self.host} timed out") from error
+            except OSError as error:
+                last_error = error
+        raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+
+
+class GuardedHTTPConnection(_Pinned, HTTPConnection):
+    pass
+
+
+class GuardedHTTPSConnection(_Pinned, HTTPSConnection):
     pass
 
 
@@ -135,38 +153,41 @@ class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
     ConnectionCls = GuardedHTTPSConnection
 
 
-class GuardedAdapter(HTTPAdapter):
-    def init_poolmanager(self, *args, **kwargs) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
+def new_pool_manager(*, guarded: bool) -> urllib3.PoolManager:
+    """urllib3 (requests' own transport) without requests' per-call session work, which cost
+    the delivery worker more than the rest of a delivery. No retries, no redirects, no
+    environment proxies; certificates are checked against certifi's roots, as requests does."""
+    manager = urllib3.PoolManager(
+        num_pools=64,
+        maxsize=1,  # one thread uses it
+        retries=False,
+        cert_reqs="CERT_REQUIRED",
+        ca_certs=certifi.where(),
+        headers={"User-Agent": USER_AGENT},
+    )
+    if guarded:
+        manager.pool_classes_by_scheme = {
             "http": GuardedHTTPConnectionPool,
             "https": GuardedHTTPSConnectionPool,
         }
-
-
-def guarded_session() -> requests.Session:
-    session = requests.Session()
-    session.trust_env = False  # an environment proxy would hide the real destination
-    adapter = GuardedAdapter(max_retries=0)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    session.headers["User-Agent"] = USER_AGENT
-    return session
+    return manager
 
 
 _pooled = threading.local()
 
 
-def pooled_session() -> requests.Session:
-    """This thread's guarded session, kept between calls so that deliveries to one host reuse
-    a kept-alive connection instead of a new TCP (and TLS) handshake each. Every new
-    connection is still checked by the guard; a session is kept per setting of
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS, so a connection opened under one never serves the other."""
-    key = private_allowed()
-    sessions = _pooled.__dict__.setdefault("sessions", {})
-    if key not in sessions:
-        sessions[key] = guarded_session()
-    return sessions[key]
+def pool_manager(*, guarded: bool = True) -> urllib3.PoolManager:
+    """This thread's pool manager, kept between calls so that deliveries to one host reuse a
+    kept-alive connection instead of a new TCP (and TLS) handshake each.
+
+    ``guarded`` is for user-chosen URLs: every new connection is vetted. One is kept per
+    setting of WEBHOOK_ALLOW_PRIVATE_NETWORKS, so a connection opened under one never serves
+    the other. Unguarded is for the operator's own services (the email provider)."""
+    key = (guarded, private_allowed())
+    managers = _pooled.__dict__.setdefault("managers", {})
+    if key not in managers:
+        managers[key] = new_pool_manager(guarded=guarded)
+    return managers[key]
 
 
 @dataclass(frozen=True)
@@ -203,26 +224,32 @@ class DeadlinePassed(Exception):
     pass
 
 
-def read_body(response: requests.Response, deadline: float) -> str:
-    """The start of the reply body, read in chunks until the deadline (monotonic clock).
+def read_body(response: urllib3.BaseHTTPResponse, deadline: float) -> tuple[str, bool]:
+    """The start of the reply body, read in chunks until the deadline (monotonic clock), and
+    whether the whole body was read.
 
     Streamed, so a huge reply never sits in memory and a slow-drip reply cannot stretch the
     attempt: each chunk waits at most the read timeout, and the clock is checked between them.
     """
     body = bytearray()
-    try:
-        for chunk in response.iter_content(4096):
-            body += chunk
-            if time.monotonic() > deadline:
-                raise DeadlinePassed
-            if len(body) >= BODY_LIMIT:
-                break
-    except requests.ConnectionError as error:
-        # requests reports a read timeout inside the body as a ConnectionError.
-        if isinstance(error.args[0] if error.args else None, ReadTimeoutError):
-            raise DeadlinePassed from None
-        raise
-    return _decode(bytes(body[:BODY_LIMIT]), response.encoding)
+    whole = True
+    for chunk in response.stream(4096):
+        body += chunk
+        if time.monotonic() > deadline:
+            raise DeadlinePassed
+        if len(body) >= BODY_LIMIT:
+            whole = False
+            break
+    charset = _charset(response.headers.get("Content-Type", ""))
+    return _decode(bytes(body[:BODY_LIMIT]), charset), whole
+
+
+def _charset(content_type: str) -> str | None:
+    for part in content_type.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset":
+            return value.strip("'\" ") or None
+    return None
 
 
 def _decode(body: bytes, encoding: str | None) -> str:
@@ -245,35 +272,50 @@ def deadline(seconds: float):
         _deadline.reset(token)
 
 
-def post(
-    session: requests.Session, url: str, *, data: bytes, headers: dict[str, str]
-) -> HttpResult:
+def post(url: str, *, data: bytes, headers: dict[str, str], guarded: bool = True) -> HttpResult:
     """POST once. Never raises for network trouble: the result says what happened."""
     budget = _deadline.get() or DEADLINE_SECONDS
     deadline = time.monotonic() + budget
     timed_out = HttpResult(None, f"Timed out after {budget:g} s")
+    response, whole = None, False
     try:
-        with session.post(
+        response = pool_manager(guarded=guarded).request(
+            "POST",
             url,
-            data=data,
+            body=data,
             headers=headers,
-            timeout=(min(CONNECT_SECONDS, budget), budget),
-            allow_redirects=False,
-            stream=True,
-        ) as response:
-            text = read_body(response, deadline)
+            timeout=urllib3.Timeout(connect=min(CONNECT_SECONDS, budget), read=budget),
+            redirect=False,
+            preload_content=False,
+        )
+        text, whole = read_body(response, deadline)
     except BlockedAddress as error:
         return HttpResult(None, f"Blocked: {error}")
-    except (requests.Timeout, DeadlinePassed):
+    except NewConnectionError:  # urllib3 files it under timeouts; it is a refusal
+        return HttpResult(None, "Connection failed: NewConnectionError")
+    except (TimeoutError, Urllib3Timeout, DeadlinePassed):
         return timed_out
-    except requests.RequestException as error:
+    except CannotResolve:
+        return HttpResult(None, "Connection failed: NameResolutionError")
+    except (HTTPError, OSError, ValueError) as error:
         return HttpResult(None, f"Connection failed: {type(error).__name__}")
+    finally:
+        if response is not None:
+            _let_go(response, whole)
     if time.monotonic() > deadline:
         return timed_out
     error = None
-    if 300 <= response.status_code < 400:
-        error = f"HTTP {response.status_code} redirect (redirects are not followed)"
-    elif not 200 <= response.status_code < 300:
-        error = f"HTTP {response.status_code}"
+    if 300 <= response.status < 400:
+        error = f"HTTP {response.status} redirect (redirects are not followed)"
+    elif not 200 <= response.status < 300:
+        error = f"HTTP {response.status}"
     retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-    return HttpResult(response.status_code, error, retry_after, text)
+    return HttpResult(response.status, error, retry_after, text)
+
+
+def _let_go(response: urllib3.BaseHTTPResponse, whole: bool) -> None:
+    """Back to the pool for the next call if the reply was read to its end; a reply cut short
+    (too long, too slow, broken) closes its connection instead."""
+    if not whole:
+        response.close()
+    response.release_conn()

@@ -30,4 +30,4 @@ def send(*, url: str, secret: str, msg_id: str, timestamp: int, body: bytes) -> 
         "webhook-timestamp": str(timestamp),
         "webhook-signature": sign(secret, msg_id, timestamp, body),
     }
-    return http.post(http.pooled_session(), url, data=body, headers=headers)
+    return http.post(url, data=body, headers=headers)

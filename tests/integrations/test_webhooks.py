@@ -1,5 +1,6 @@
 import ipaddress
 import json
+import socket
 import time
 from datetime import datetime, timedelta
 
@@ -268,21 +269,76 @@ def test_delivery_to_internal_hosts_is_refused_before_connecting(host, settings)
     assert result.error.startswith("Blocked")
 
 
-def test_guard_checks_the_address_actually_connected_to(receiver, settings, monkeypatch):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
-    # As if DNS had said "public" and then answered differently when connecting.
-    monkeypatch.setattr(http, "check_host", lambda host, port: None)
+PUBLIC_ADDRESS = "93.184.215.14"
 
-    result = webhook.send(
-        url=f"{receiver.url}/hook",
-        secret=webhook.new_signing_secret(),
-        msg_id="msg_x",
-        timestamp=0,
-        body=b"{}",
+
+def test_a_rebinding_host_is_connected_to_at_the_vetted_address_only(settings, monkeypatch):
+    """DNS answers a public address, then loopback: only the first answer is ever used."""
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    answers = iter([PUBLIC_ADDRESS, "127.0.0.1", "127.0.0.1"])
+    looked_up, connected = [], []
+    real_getaddrinfo, real_connect = socket.getaddrinfo, http.urllib3_connection.create_connection
+
+    def resolver(host, port, *args, **kwargs):
+        if host == "rebind.example":
+            looked_up.append(host)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+        return real_getaddrinfo(host, port, *args, **kwargs)  # an IP literal is itself
+
+    def connect(address, *args, **kwargs):
+        connected.append(address[0])
+        if address[0] == PUBLIC_ADDRESS:  # this machine has no route out: as if unreachable
+            raise OSError(101, "Network is unreachable")
+        return real_connect(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    monkeypatch.setattr(http.urllib3_connection, "create_connection", connect)
+    try:
+        result = webhook.send(
+            url=f"http://rebind.example:{port}/hook",
+            secret=webhook.new_signing_secret(),
+            msg_id="msg_x",
+            timestamp=0,
+            body=b"{}",
+        )
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing ever reached the loopback listener
+    finally:
+        listener.close()
+
+    assert result.error == "Connection failed: NewConnectionError"
+    assert looked_up == ["rebind.example"]
+    assert connected == [PUBLIC_ADDRESS]
+
+
+def test_every_address_of_a_host_is_vetted_before_any_connection(settings, monkeypatch):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    connected = []
+    monkeypatch.setattr(
+        socket,
+        "getaddrinfo",
+        lambda host, port, *a, **k: [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC_ADDRESS, port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.5", port)),
+        ],
+    )
+    monkeypatch.setattr(
+        http.urllib3_connection, "create_connection", lambda address, *a, **k: connected.append(1)
     )
 
-    assert result.error.startswith("Blocked")
-    assert receiver.requests == []
+    result = send_to_url("http://mixed.example/hook")
+
+    assert result.error == "Blocked: 10.0.0.5 is not a public address"
+    assert connected == []
+
+
+def send_to_url(url):
+    return webhook.send(
+        url=url, secret=webhook.new_signing_secret(), msg_id="msg_x", timestamp=0, body=b"{}"
+    )
 
 
 def send_to(receiver):
