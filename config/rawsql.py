@@ -26,24 +26,36 @@ def db_value(field: Field, value: Any) -> Any:
     return field.get_db_prep_value(value, connection, prepared=False)
 
 
-def fetch(sql: str, params: list, fields: list[Field]) -> list[list[Any]]:
+def fetch(sql: str, params: list, fields: tuple[Field, ...]) -> list[list[Any]]:
     """Rows of a SELECT whose columns are ``fields``, each value converted as the ORM would."""
-    columns = [field.get_col(field.model._meta.db_table) for field in fields]
-    converters = [
-        (connection.ops.get_db_converters(column) + column.get_db_converters(connection), column)
-        for column in columns
-    ]
+    converters = _converters(fields)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     converted = []
     for row in rows:
         values = list(row)
-        for index, (functions, column) in enumerate(converters):
+        for index, functions, column in converters:
             for function in functions:
                 values[index] = function(values[index], column, connection)
         converted.append(values)
     return converted
+
+
+def _converters(fields: tuple[Field, ...]) -> list:
+    """The columns' converters, worked out once per connection (the backend's converters are
+    its methods) and list of fields; columns that need none are left out."""
+    cache = connection.__dict__.setdefault("_formflow_converters", {})
+    if fields not in cache:
+        found = []
+        for index, field in enumerate(fields):
+            column = field.get_col(field.model._meta.db_table)
+            functions = connection.ops.get_db_converters(column)
+            functions += column.get_db_converters(connection)
+            if functions:
+                found.append((index, functions, column))
+        cache[fields] = found
+    return cache[fields]
 
 
 def execute(sql: str, params: list) -> int:

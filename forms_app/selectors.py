@@ -8,6 +8,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
+from config import rawsql
 from forms_app.models import Form
 
 
@@ -53,6 +54,11 @@ PUBLIC_FORM_FIELDS = _in_model_order(
 PUBLIC_OWNER_FIELDS = _in_model_order(User, {"id", "monthly_submission_limit"})
 
 
+PUBLIC_COLUMNS = tuple(Form._meta.get_field(name) for name in PUBLIC_FORM_FIELDS) + tuple(
+    User._meta.get_field(name) for name in PUBLIC_OWNER_FIELDS
+)
+
+
 @functools.cache
 def _public_form_sql() -> str:
     form, owner = Form._meta, User._meta
@@ -69,28 +75,10 @@ def public_form(slug: str) -> Form | None:
     none, or its owner was deactivated (the form is then gone to the public too)."""
     if "\x00" in slug:  # no slug holds one, and PostgreSQL refuses it as a parameter
         return None
-    with connection.cursor() as cursor:
-        cursor.execute(_public_form_sql(), [slug, True])
-        row = cursor.fetchone()
-    if row is None:
+    rows = rawsql.fetch(_public_form_sql(), [slug, True], PUBLIC_COLUMNS)
+    if not rows:
         return None
     split = len(PUBLIC_FORM_FIELDS)
-    form_values = _converted(Form, PUBLIC_FORM_FIELDS, row[:split])
-    form = Form.from_db(connection.alias, PUBLIC_FORM_FIELDS, form_values)
-    form.owner = User.from_db(
-        connection.alias, PUBLIC_OWNER_FIELDS, _converted(User, PUBLIC_OWNER_FIELDS, row[split:])
-    )
+    form = Form.from_db(connection.alias, PUBLIC_FORM_FIELDS, rows[0][:split])
+    form.owner = User.from_db(connection.alias, PUBLIC_OWNER_FIELDS, rows[0][split:])
     return form
-
-
-def _converted(model, names: tuple[str, ...], values) -> list:
-    """Database values as the ORM would give them (JSON text on SQLite, UUIDs as text)."""
-    result = []
-    for name, value in zip(names, values, strict=True):
-        column = model._meta.get_field(name).get_col(model._meta.db_table)
-        converters = connection.ops.get_db_converters(column)
-        converters += column.get_db_converters(connection)
-        for converter in converters:
-            value = converter(value, column, connection)
-        result.append(value)
-    return result

@@ -8,6 +8,7 @@ what is due or abandoned, so a lost message or a dead worker only delays a deliv
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
@@ -313,9 +314,10 @@ def deliveries_attempt(ids: list) -> None:
         _record_successes(succeeded)
 
 
-def _claimed_columns() -> list:
+@functools.cache
+def _claimed_columns() -> tuple:
     delivery, submission, form = Delivery._meta, Submission._meta, Form._meta
-    return [
+    return (
         delivery.get_field("id"),
         delivery.get_field("integration"),
         delivery.get_field("submission"),
@@ -326,7 +328,7 @@ def _claimed_columns() -> list:
         submission.get_field("form"),
         form.get_field("slug"),
         form.get_field("name"),
-    ]
+    )
 
 
 def _integrations(ids: set) -> dict:
@@ -335,7 +337,7 @@ def _integrations(ids: set) -> dict:
         f"SELECT {', '.join(field.column for field in fields)} FROM {rawsql.table(Integration)} "
         f"WHERE id IN ({rawsql.placeholders(len(ids))})",
         [_db_id(Integration, pk) for pk in ids],
-        list(fields),
+        tuple(fields),
     )
     names = [field.attname for field in fields]
     loaded = (Integration.from_db(connection.alias, names, row) for row in rows)

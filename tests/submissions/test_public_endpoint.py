@@ -42,6 +42,27 @@ def test_json_submission_is_stored_in_order_with_meta(public, form, user):
     assert usage(user) == 1
 
 
+@pytest.mark.parametrize("html", [False, True])
+def test_answers_carry_the_security_headers_and_no_cookie(public, form, html):
+    """The endpoint skips the session, CSRF and messages middleware, not the security ones."""
+    response = post_html_form(public, form) if html else submit(public, form)
+
+    assert response.status_code == (303 if html else 200)
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["Referrer-Policy"] == "same-origin"
+    assert not response.cookies
+    assert "Cookie" not in response.get("Vary", "")
+
+
+def test_a_path_below_a_form_is_not_the_endpoint(public, form):
+    response = public.post(f"/api/v1/f/{form.slug}/extra", {"name": "x"}, format="json")
+
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"
+    assert Submission.objects.count() == 0
+
+
 def test_html_form_post_redirects_to_thank_you_page(public, form, client):
     response = post_html_form(public, form)
 
