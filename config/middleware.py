@@ -101,6 +101,8 @@ class PublicEndpointMiddleware:
                 except Exception as error:  # as ApiErrorMiddleware.process_exception would
                     response = exception_response(request, error)
                 response.setdefault("X-Frame-Options", "DENY")
+                # As CommonMiddleware would: a length, not a chunked answer.
+                response.setdefault("Content-Length", str(len(response.content)))
                 return response
         return self.get_response(request)
 

@@ -51,6 +51,7 @@ def test_answers_carry_the_security_headers_and_no_cookie(public, form, html):
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["X-Frame-Options"] == "DENY"
     assert response["Referrer-Policy"] == "same-origin"
+    assert response["Content-Length"] == str(len(response.content))
     assert not response.cookies
     assert "Cookie" not in response.get("Vary", "")
 
