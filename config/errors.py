@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
-from django.http import Http404, JsonResponse
+from django.http import Http404, JsonResponse, UnreadablePostError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -64,6 +64,9 @@ DEFAULT_CODES = {
 }
 
 
+INCOMPLETE_BODY = ("incomplete_body", "The request body ended before its Content-Length.")
+
+
 def default_error(status_code: int) -> tuple[str, str]:
     return DEFAULT_CODES.get(status_code, ("error", "The request could not be completed."))
 
@@ -117,6 +120,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, UnreadablePostError):
+        return Response(error_body(*INCOMPLETE_BODY), status=status.HTTP_400_BAD_REQUEST)
     elif isinstance(exc, (RequestDataTooBig, TooManyFieldsSent)):
         return Response(
             error_body("payload_too_large", "The request body is too large."),

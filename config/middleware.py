@@ -9,9 +9,15 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    UnreadablePostError,
+)
 
-from config.errors import default_error, json_error
+from config.errors import INCOMPLETE_BODY, default_error, json_error
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +48,8 @@ class ApiErrorMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception):
         if not is_api_path(request):
+            if isinstance(exception, UnreadablePostError):
+                return HttpResponseBadRequest(INCOMPLETE_BODY[1], content_type="text/plain")
             return None
         return exception_response(request, exception)
 
@@ -54,6 +62,8 @@ def exception_response(request: HttpRequest, exception: Exception) -> HttpRespon
         return json_error(403, *default_error(403))
     if isinstance(exception, (RequestDataTooBig, TooManyFieldsSent)):
         return json_error(413, *default_error(413))
+    if isinstance(exception, UnreadablePostError):
+        return json_error(400, *INCOMPLETE_BODY)
     logger.exception("Unhandled error on %s", request.path, exc_info=exception)
     return json_error(500, *default_error(500))
 

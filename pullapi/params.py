@@ -22,9 +22,17 @@ def parse_since(value: str) -> datetime | None:
             moment = datetime.combine(day, time.min) if day else None
     except ValueError:
         return None
-    if moment is not None and moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01T00:00+05:30 is before the first UTC instant Python has, 9999-12-31T23:59
+        # -05:00 after the last: "since the beginning" and "nothing yet".
+        edge = datetime.min if moment.year == 1 else datetime.max
+        return edge.replace(tzinfo=UTC)
 
 
 class FieldsParam(serializers.CharField):

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.files.uploadhandler import FileUploadHandler
-from django.http import HttpRequest, QueryDict
+from django.http import HttpRequest, QueryDict, UnreadablePostError
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 
-from config.errors import ServiceError
+from config.errors import INCOMPLETE_BODY, ServiceError
 from submissions import validation
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -67,6 +68,9 @@ class DiscardedFile:
 
     def __str__(self) -> str:
         return f"[File: {self.name}, {self.size} bytes]"
+
+    def close(self) -> None:
+        """Django closes the files it parsed when a later part is refused; nothing is open."""
 
 
 class CountingUploadHandler(FileUploadHandler):
@@ -137,13 +141,53 @@ def _part_encoding(request: HttpRequest) -> str:
     return STRICT_UTF8 if codecs.lookup(declared).name == "utf-8" else declared
 
 
+def malformed_multipart() -> ServiceError:
+    return ServiceError("malformed_body", "The multipart body could not be parsed.")
+
+
+# RFC 2046: 1 to 70 characters, of these, not ending in a space.
+BOUNDARY = re.compile(r"[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]")
+
+
+class _Watched:
+    """The body as the multipart parser reads it, keeping its first and last bytes and their
+    count: Django's parser is lenient (a body whose boundary is not the declared one was read
+    as a field holding the whole body), so the framing is checked here."""
+
+    def __init__(self, stream: HttpRequest, keep: int) -> None:
+        self.stream, self.keep = stream, keep
+        self.head, self.tail, self.count = b"", b"", 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        if len(self.head) < self.keep:
+            self.head += data[: self.keep - len(self.head)]
+        self.tail = (self.tail + data)[-self.keep :]
+        self.count += len(data)
+        return data
+
+    def framed_by(self, boundary: bytes, length: int) -> bool:
+        """Opens with the first delimiter, closes with the last, and is all there."""
+        return (
+            self.head.startswith(b"--" + boundary + b"\r\n")
+            and self.tail.rstrip(b"\r\n").endswith(b"--" + boundary + b"--")
+            and self.count == length
+        )
+
+
 def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
+    boundary = request.content_params.get("boundary", "")
+    if not BOUNDARY.fullmatch(boundary):
+        raise malformed_multipart()
+    body = _Watched(request, len(boundary) + 8)
     handler = CountingUploadHandler(request)
-    parser = OrderedMultiPartParser(request.META, request, [handler], _part_encoding(request))
     try:
+        parser = OrderedMultiPartParser(request.META, body, [handler], _part_encoding(request))
         post, files = parser.parse()
     except MultiPartParserError:
-        raise ServiceError("malformed_body", "The multipart body could not be parsed.") from None
+        raise malformed_multipart() from None
+    if not body.framed_by(boundary.encode("ascii"), int(request.META["CONTENT_LENGTH"])):
+        raise malformed_multipart()
     text_names = list(post.keys())
     names: list[str] = []
     for position, file_name in parser.file_positions:
@@ -182,6 +226,8 @@ def read_fields(request: HttpRequest) -> list[list[Any]]:
             )
     except RequestDataTooBig:
         raise too_large() from None
+    except UnreadablePostError:
+        raise ServiceError(*INCOMPLETE_BODY) from None
     except UnicodeError:
         raise not_utf8() from None
     except (TooManyFieldsSent, TooManyFilesSent):

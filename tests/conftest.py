@@ -54,6 +54,23 @@ class CommitBrowserClient(RunsOnCommit, Client):
 
 
 @pytest.fixture
+def wsgi(db):
+    """The WSGI app as config/wsgi.py builds it. Like Django's test client, it leaves the
+    test's database connection open (a request would close it at start and end)."""
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    from config.chunked import ChunkedBodies
+
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield ChunkedBodies(WSGIHandler(), settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
+
+
+@pytest.fixture
 def client(db) -> CommitBrowserClient:
     """Django's test client, committing like a real request."""
     return CommitBrowserClient()

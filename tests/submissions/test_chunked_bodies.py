@@ -8,11 +8,7 @@ import json
 from wsgiref.util import setup_testing_defaults
 
 import pytest
-from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 
-from config.chunked import ChunkedBodies
 from submissions.models import Submission
 
 LIMIT = 10 * 1024 * 1024
@@ -26,17 +22,6 @@ class Dribble(io.RawIOBase):
 
     def read(self, size=-1):
         return self.data.read(7 if size is None or size < 0 else min(size, 7))
-
-
-@pytest.fixture
-def wsgi(db):
-    """The WSGI app as config/wsgi.py builds it. Like Django's test client, it leaves the
-    test's database connection open (a request would close it at start and end)."""
-    for signal in (request_started, request_finished):
-        signal.disconnect(close_old_connections)
-    yield ChunkedBodies(WSGIHandler(), LIMIT)
-    for signal in (request_started, request_finished):
-        signal.connect(close_old_connections)
 
 
 def post_chunked(app, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
