@@ -154,11 +154,26 @@ def parse_wrk(text: str) -> dict:
     return found
 
 
+async def submit_one(reader, writer, host: str, paths: list[str], index: int) -> int:
+    """One JSON submission on a kept-alive connection, from client address number ``index``;
+    its status."""
+    body = json.dumps(BODY).encode()
+    ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 254 + 1}"
+    writer.write(
+        f"POST {paths[index % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n"
+        f"Content-Type: application/json\r\nX-Forwarded-For: {ip}\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
+    await reader.readexactly(length)
+    return int(head.split(b" ", 2)[1])
+
+
 async def constant_rate(base: str, paths: list[str], rate: float, seconds: float) -> dict:
     """Open-loop load: requests start on a fixed schedule, latency counted from the schedule,
     so a slow answer cannot hide the queue behind it."""
     host, port = base.removeprefix("http://").split(":")
-    body = json.dumps(BODY).encode()
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     pool: asyncio.Queue = asyncio.Queue()
@@ -170,17 +185,7 @@ async def constant_rate(base: str, paths: list[str], rate: float, seconds: float
         try:
             if connection is None:
                 connection = await asyncio.open_connection(host, int(port))
-            reader, writer = connection
-            ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 254 + 1}"
-            writer.write(
-                f"POST {paths[index % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n"
-                f"Content-Type: application/json\r\nX-Forwarded-For: {ip}\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-            )
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
-            await reader.readexactly(length)
+            status = await submit_one(*connection, host, paths, index)
             latencies.append(time.monotonic() - due)
             statuses[status] = statuses.get(status, 0) + 1
         except (OSError, asyncio.IncompleteReadError):
@@ -207,23 +212,13 @@ async def constant_rate(base: str, paths: list[str], rate: float, seconds: float
 async def burst(base: str, paths: list[str], count: int, connections: int) -> dict:
     """``count`` submissions as fast as ``connections`` kept-alive connections send them."""
     host, port = base.removeprefix("http://").split(":")
-    body = json.dumps(BODY).encode()
     statuses: dict[int, int] = {}
     numbers = iter(range(count))
 
     async def client() -> None:
         reader, writer = await asyncio.open_connection(host, int(port))
         for index in numbers:
-            ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 254 + 1}"
-            writer.write(
-                f"POST {paths[index % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n"
-                f"Content-Type: application/json\r\nX-Forwarded-For: {ip}\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-            )
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
-            await reader.readexactly(length)
+            status = await submit_one(reader, writer, host, paths, index)
             statuses[status] = statuses.get(status, 0) + 1
         writer.close()
 

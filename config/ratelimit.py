@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -40,6 +41,27 @@ class Window:
 
     def retry_after(self) -> int:
         return self._key()[1]
+
+
+class LocalWindows:
+    """Fixed windows in this process's memory: the fallback while the shared cache is away.
+    Each process then counts on its own, so the limit holds per process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[str, int], int] = {}
+
+    def hit(self, key: str, limit: int, seconds: int) -> int | None:
+        """Count one request; the seconds to wait if it is over ``limit``, else None."""
+        moment = now()
+        index = int(moment // seconds)
+        with self._lock:
+            if len(self._counts) > 100_000:  # drop past windows rather than grow
+                self._counts = {k: v for k, v in self._counts.items() if k[1] == index}
+            count = self._counts[key, index] = self._counts.get((key, index), 0) + 1
+        if count <= limit:
+            return None
+        return max(1, math.ceil((index + 1) * seconds - moment))
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,45 @@
 """One Redis client per process for the hot paths that need more than the cache API (atomic
-scripts, flags). None without REDIS_URL: callers then use the database instead."""
+scripts, flags). None without REDIS_URL: callers then use the database instead.
+
+While Redis is away the same callers fall back to the database (and to this process's memory
+for rate windows): after one failure, Redis is left alone for a few seconds, so requests in
+the meantime do not each wait for a connection timeout.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
 from functools import cache
 
 import redis
 from django.conf import settings
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+
+PAUSE_SECONDS = 5.0
+_state = {"paused_until": 0.0}
+
+Unavailable = RedisError  # what a call raises when Redis is away (connection, timeout, ...)
+
+
+def available() -> bool:
+    """False for a few seconds after a failure."""
+    return time.monotonic() >= _state["paused_until"]
+
+
+def failed(error: Exception, what: str) -> None:
+    """Note a failed call: callers fall back until the pause is over."""
+    if available():
+        logger.warning("Redis unavailable (%s), falling back for %gs: %s", what, PAUSE_SECONDS,
+                       error)
+    _state["paused_until"] = time.monotonic() + PAUSE_SECONDS
+
+
+def recovered() -> None:
+    """Try Redis again at once (tests; an operator's shell)."""
+    _state["paused_until"] = 0.0
 
 
 @cache

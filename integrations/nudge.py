@@ -29,10 +29,17 @@ def _path() -> str:
 
 
 def raise_flag() -> bool:
-    """Raise the flag; True if this call raised it (and must publish)."""
+    """Raise the flag; True if this call raised it (and must publish). While Redis is away,
+    True: the publish then fails too (the broker is Redis), and the sweeper sends later."""
     client = redis.client()
     if client is not None:
-        return bool(client.set(KEY, 1, nx=True))
+        if not redis.available():
+            return True
+        try:
+            return bool(client.set(KEY, 1, nx=True))
+        except redis.Unavailable as error:
+            redis.failed(error, "raising the deliveries flag")
+            return True
     try:
         os.close(os.open(_path(), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except FileExistsError:
@@ -44,7 +51,11 @@ def take_flag() -> bool:
     """Take the flag down; True if it was up."""
     client = redis.client()
     if client is not None:
-        return client.delete(KEY) == 1
+        try:
+            return client.delete(KEY) == 1
+        except redis.Unavailable as error:
+            redis.failed(error, "taking the deliveries flag down")
+            return False  # the sweeper looks again once Redis is back
     try:
         os.unlink(_path())
     except FileNotFoundError:

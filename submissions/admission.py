@@ -7,6 +7,12 @@ failed CAPTCHA, a honeypot catch, a failed commit) is given back.
 
 Without Redis (the embedded setup) the rate is counted in process memory, and the quota is
 checked here and again inside the storing transaction, which SQLite runs one at a time.
+
+While a configured Redis is away, intake goes on the same way: the rate is counted in this
+process's memory (so each web process allows the form's rate), and the quota is checked in
+the storing transaction under the owner's row lock, exact but slower. The Redis counters of
+the accounts admitted meanwhile are stale then, and are dropped (to be seeded again from the
+database) as soon as this process reaches Redis again.
 """
 
 from __future__ import annotations
@@ -74,7 +80,17 @@ class Ticket:
         """Give the reservation back: nothing was stored."""
         if self.reserved:
             self.reserved = False
-            redis.client().decr(quota.redis_key(self.user_id, self.month))
+            key = quota.redis_key(self.user_id, self.month)
+            try:
+                redis.client().decr(key)
+            except redis.Unavailable as error:
+                redis.failed(error, "giving a reservation back")
+                _stale_quota_keys.add(key)  # counts one too many: seed it again
+
+
+# Quota counters this process let go stale while Redis was away; dropped on its next reach.
+_stale_quota_keys: set[str] = set()
+_local_windows = ratelimit.LocalWindows()
 
 
 def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
@@ -84,9 +100,32 @@ def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
     client = redis.client()
     if client is None:
         ratelimit.enforce(request, f"submit:{form.pk}", ip, form.rate_limit)
-        if quota.used(owner.pk, ticket.month) >= ticket.limit:
-            raise monthly_limit_reached()
-        return ticket
+        return _checked_in_database(ticket)
+    if redis.available():
+        try:
+            return _admit_in_redis(client, form, ip, ticket)
+        except redis.Unavailable as error:
+            redis.failed(error, "intake admission")
+    _stale_quota_keys.add(quota.redis_key(owner.pk, ticket.month))
+    retry_after = _local_windows.hit(f"submit:{form.pk}:{ip}", form.rate_limit, RATE_WINDOW_SECONDS)
+    if retry_after is not None:
+        raise rate_limited(retry_after)
+    return _checked_in_database(ticket)
+
+
+def _checked_in_database(ticket: Ticket) -> Ticket:
+    """The quota from the record; checked again inside the storing transaction."""
+    if quota.used(ticket.user_id, ticket.month) >= ticket.limit:
+        raise monthly_limit_reached()
+    return ticket
+
+
+def _admit_in_redis(client, form: Form, ip: str, ticket: Ticket) -> Ticket:
+    if _stale_quota_keys:
+        stale = _stale_quota_keys.copy()
+        client.delete(*stale)
+        _stale_quota_keys.difference_update(stale)
+    owner = form.owner
     now = ratelimit.now()
     window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
     rate_key = f"formflow:rate:submit:{form.pk}:{ip}:{window}"

@@ -15,9 +15,9 @@ class Submission(models.Model):
     form = models.ForeignKey(
         Form, on_delete=models.CASCADE, related_name="submissions", db_index=False
     )
-    # Stamped by the database in the INSERT, which runs after the quota UPDATE has locked the
-    # owner's row: an owner's submissions are then stamped in commit order, so a pull API
-    # cursor can never pass a row that commits later with an earlier time.
+    # Stamped by the database in the INSERT. Submissions may commit in another order than
+    # they were stamped; the pull API serves only rows below the commit horizon
+    # (submissions/horizon.py), so a cursor never passes a row that commits later.
     submitted_at = models.DateTimeField(db_default=DatabaseNow())
     # [[name, value], ...] in submitted order: a JSON object would lose the order in jsonb.
     data = models.JSONField()
