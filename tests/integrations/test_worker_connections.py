@@ -53,3 +53,29 @@ def test_an_expired_connection_is_replaced_between_tasks(worker_fixup):
 
     assert connection.connection is not None
     assert connection.connection is not first
+
+
+def synchronous_commit(wrapper) -> str:
+    with wrapper.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+def test_a_worker_commits_without_waiting_for_the_disk_and_the_web_does_not(db):
+    from django.db import connections
+    from django.db.backends.signals import connection_created
+
+    from config import celery
+
+    web = connections.create_connection("default")
+    try:
+        assert synchronous_commit(web) == "on"  # submissions wait for the disk
+    finally:
+        web.close()
+    celery._asynchronous_commits()  # a worker's pool process runs it first
+    worker = connections.create_connection("default")
+    try:
+        assert synchronous_commit(worker) == "off"
+    finally:
+        worker.close()
+        connection_created.disconnect(celery._commit_asynchronously)
