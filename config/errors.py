@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse, UnreadablePostError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -35,6 +36,21 @@ class ServiceError(Exception):
 def retry_later(code: str, message: str, retry_after: int) -> ServiceError:
     """A 429 that says when to come back."""
     return ServiceError(code, message, status_code=429, headers={"Retry-After": str(retry_after)})
+
+
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable() -> ServiceError:
+    """The database could not be reached or gave up on the request: a 503 that says when to
+    try again, not a 500. Django drops a broken connection at the end of the request, so the
+    next one reconnects by itself once the database is back."""
+    return ServiceError(
+        "service_unavailable",
+        "The service is briefly unavailable. Please try again shortly.",
+        status_code=503,
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
+    )
 
 
 def error_body(code: str, message: str, details: dict[str, str] | None = None) -> dict[str, Any]:
@@ -113,6 +129,8 @@ def _drf_response(exc: exceptions.APIException) -> Response:
 
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        exc = database_unavailable()
     if isinstance(exc, ServiceError):
         body = error_body(exc.code, exc.message, exc.details)
         return Response(body, status=exc.status_code, headers=exc.headers)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent
+from django.db import InterfaceError, OperationalError
 from django.http import (
     Http404,
     HttpRequest,
@@ -17,7 +18,7 @@ from django.http import (
     UnreadablePostError,
 )
 
-from config.errors import INCOMPLETE_BODY, default_error, json_error
+from config.errors import INCOMPLETE_BODY, database_unavailable, default_error, json_error
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,12 @@ def exception_response(request: HttpRequest, exception: Exception) -> HttpRespon
         return json_error(413, *default_error(413))
     if isinstance(exception, UnreadablePostError):
         return json_error(400, *INCOMPLETE_BODY)
+    if isinstance(exception, (OperationalError, InterfaceError)):
+        logger.warning("Database unavailable on %s: %s", request.path, exception)
+        error = database_unavailable()
+        response = json_error(error.status_code, error.code, error.message)
+        response["Retry-After"] = error.headers["Retry-After"]
+        return response
     logger.exception("Unhandled error on %s", request.path, exc_info=exception)
     return json_error(500, *default_error(500))
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -9,7 +10,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from config.errors import ServiceError, default_error, json_error
+from config.errors import ServiceError, database_unavailable, default_error, json_error
 from forms_app.models import Form
 from forms_app.selectors import public_form
 from submissions import intake
@@ -58,7 +59,10 @@ class SubmitView(APIView):
         return public_form(slug)
 
     def submit(self, request: HttpRequest, slug: str) -> HttpResponse:
-        form = self.form(slug)
+        try:
+            form = self.form(slug)
+        except (OperationalError, InterfaceError):
+            return Responder(request, None).error(database_unavailable())
         responder = Responder(request, form)
         try:
             if form is None:
@@ -66,6 +70,9 @@ class SubmitView(APIView):
             intake.accept(request, form)
         except ServiceError as error:
             return responder.error(error)
+        except (OperationalError, InterfaceError):
+            # Nothing was stored (the reservation is given back): the visitor may send again.
+            return responder.error(database_unavailable())
         return responder.success()
 
     @extend_schema(
