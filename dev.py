@@ -91,20 +91,59 @@ def start(port: str) -> int:
             "2",
         ],
     }
-    children = {
-        name: subprocess.Popen([str(part) for part in command], cwd=ROOT)
-        for name, command in commands.items()
-    }
     print(
         f"\nFormFlow is running on http://localhost:{port} (API docs: /api/docs/). "
         "Ctrl+C stops it.\n",
         flush=True,
     )
-    return supervise(children)
+    return supervise(commands)
 
 
-def supervise(children: dict[str, subprocess.Popen]) -> int:
-    """Wait until Ctrl+C or until one process exits, then stop the others."""
+RESTART_DELAYS = [1, 2, 4, 8, 16, 30]  # seconds before each restart in a row, then every 30 s
+STABLE_SECONDS = 60  # a process that ran this long starts again from the first delay
+
+
+class Supervisor:
+    """Keeps the web server and the worker running: one that exits is started again after a
+    growing delay, so a crash costs seconds, not the whole service, and a process that can
+    never start does not spin."""
+
+    def __init__(self, commands: dict[str, list], delays=RESTART_DELAYS, stable=STABLE_SECONDS):
+        self.commands, self.delays, self.stable = commands, delays, stable
+        self.processes: dict[str, subprocess.Popen | None] = dict.fromkeys(commands)
+        self.started_at: dict[str, float] = {}
+        self.failures = dict.fromkeys(commands, 0)
+        self.restart_at = dict.fromkeys(commands, 0.0)
+
+    def step(self, now: float) -> None:
+        """Start what is due, and schedule the restart of what exited."""
+        for name, process in self.processes.items():
+            if process is None and now >= self.restart_at[name]:
+                command = [str(part) for part in self.commands[name]]
+                self.processes[name] = subprocess.Popen(command, cwd=ROOT)
+                self.started_at[name] = now
+            elif process is not None and process.poll() is not None:
+                ran = now - self.started_at[name]
+                self.failures[name] = 0 if ran >= self.stable else self.failures[name] + 1
+                delay = self.delays[min(self.failures[name], len(self.delays) - 1)]
+                print(f"{name} exited with {process.returncode}; starting it again in "
+                      f"{delay}s.", flush=True)
+                self.processes[name], self.restart_at[name] = None, now + delay
+
+    def stop(self) -> None:
+        running = [process for process in self.processes.values() if process is not None]
+        for process in running:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in running:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def supervise(commands: dict[str, list]) -> int:
+    """Run and restart the processes until Ctrl+C (or SIGTERM), then stop them all."""
     stopping = False
 
     def stop(*_args) -> None:
@@ -113,22 +152,12 @@ def supervise(children: dict[str, subprocess.Popen]) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    exit_code = 0
+    supervisor = Supervisor(commands)
     while not stopping:
-        for name, child in children.items():
-            if child.poll() is not None:
-                print(f"{name} exited with {child.returncode}; stopping.", flush=True)
-                exit_code, stopping = child.returncode or 1, True
+        supervisor.step(time.monotonic())
         time.sleep(0.5)
-    for child in children.values():
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    for child in children.values():
-        try:
-            child.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            child.kill()
-    return exit_code
+    supervisor.stop()
+    return 0
 
 
 def test(extra: list[str]) -> int:
