@@ -233,8 +233,11 @@ def delivery_retry_later(delivery_id, countdown: float) -> None:
 
 
 BATCH_SIZE = 10
-# A batch is leased for as long as its attempts may take, one after the other.
-BATCH_LEASE = timedelta(seconds=BATCH_SIZE * 10 + 60)
+# A batch's lease is short and renewed between attempts while the worker lives, so the
+# deliveries of a worker that died are taken again within half a minute. It is renewed when
+# less than RENEW_BEFORE is left: more than one attempt may take (10 s).
+BATCH_LEASE = timedelta(seconds=30)
+RENEW_BEFORE = timedelta(seconds=15)
 RUN_DUE_BUDGET_SECONDS = 20.0  # then the task hands over, well inside its time limit
 
 
@@ -298,10 +301,33 @@ def deliveries_claim_batch(size: int) -> list:
         return [row[0] for row in cursor.fetchall()]
 
 
+class _Lease:
+    """The claim on a batch, renewed between attempts while any of it is in flight."""
+
+    def __init__(self, ids: list) -> None:
+        self.ids = ids
+        self.renew_at = clock.now() + BATCH_LEASE - RENEW_BEFORE
+
+    def keep(self) -> None:
+        now = clock.now()
+        if now < self.renew_at:
+            return
+        adapt = connection.ops.adapt_datetimefield_value
+        rawsql.execute(
+            f"UPDATE {rawsql.table(Delivery)} SET lease_until = %s "
+            f"WHERE state = %s AND id IN ({rawsql.placeholders(len(self.ids))})",
+            [adapt(now + BATCH_LEASE), DeliveryState.IN_PROGRESS,
+             *(_db_id(Delivery, pk) for pk in self.ids)],
+        )
+        self.renew_at = now + BATCH_LEASE - RENEW_BEFORE
+
+
 def deliveries_attempt(ids: list) -> None:
     """One attempt at each claimed delivery; successes are recorded together."""
     succeeded = []
+    lease = _Lease(ids)
     for delivery in claimed_deliveries(ids):
+        lease.keep()
         if _disabled(delivery):
             _finish(delivery, DeliveryState.FAILED, "Integration is disabled")
             continue

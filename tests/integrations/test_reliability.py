@@ -230,3 +230,46 @@ def test_rotate_encryption_keys_moves_secrets_to_the_first_key(user, form, setti
     assert Integration.objects.get().secrets["signingSecret"] == secret
     form.refresh_from_db()
     assert form.recaptcha_secret == "captcha-secret"
+
+
+def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
+    public, form, hook, broker, clock, monkeypatch
+):
+    """Each attempt takes 20 s of the clock: the 30 s lease would lapse in the second one
+    unless the worker renewed it, and another worker would take the rest of the batch."""
+    from integrations import services, transports
+
+    broker.silent()
+    for i in range(3):
+        submit(public, form, {"n": str(i)})
+    lapsed = []
+
+    def slow(integration, event, msg_id):
+        clock.advance(seconds=20)
+        in_flight = Delivery.objects.filter(state="in_progress")
+        lapsed.extend(d.pk for d in in_flight if d.lease_until <= clock())
+        return transports.Outcome(True, 200)
+
+    monkeypatch.setattr(transports, "deliver", slow)
+    assert services.deliveries_run_due() == 3
+
+    assert lapsed == []
+    assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
+
+
+def test_a_dead_workers_batch_is_taken_again_within_half_a_minute(
+    public, form, hook, receiver, broker, clock
+):
+    from integrations import services
+
+    broker.silent()
+    submit(public, form)
+    assert services.deliveries_claim_batch(10)  # a worker claims it ... and dies
+    broker.up()
+
+    clock.advance(seconds=29)
+    assert services.deliveries_claim_batch(10) == []
+    clock.advance(seconds=2)
+    assert delivery_sweep() == 1
+
+    assert len(receiver.requests) == 1
