@@ -2,7 +2,7 @@
 
 from django.db.models import Count, Q
 
-from integrations.models import DeliveryState
+from integrations.models import DeliveryState, Integration
 
 
 def failed_deliveries_count() -> Count:
@@ -11,3 +11,10 @@ def failed_deliveries_count() -> Count:
         "deliveries",
         filter=Q(deliveries__state=DeliveryState.FAILED, deliveries__submission__isnull=False),
     )
+
+
+def failed_deliveries_of(integration: Integration) -> int:
+    return integration.deliveries.filter(
+        state=DeliveryState.FAILED, submission__isnull=False
+    ).count()
+

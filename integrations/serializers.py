@@ -61,6 +61,11 @@ class IntegrationStatusSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["healthy", "failing", "never_run"])
     lastRun = TimestampField(source="last_run_at", allow_null=True)
     lastError = serializers.CharField(source="last_error", allow_null=True)
+    failedDeliveries = serializers.IntegerField(
+        source="failed_deliveries",
+        help_text="Submission deliveries that used all their attempts and were not sent again "
+        "since: the status follows only the latest attempt, and this does not hide behind it.",
+    )
 
 
 class TestResultSerializer(serializers.Serializer):

@@ -6,7 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from integrations import services
+from integrations import selectors, services
 from integrations.models import Integration
 from integrations.serializers import (
     IntegrationCreateSerializer,
@@ -63,4 +63,6 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
     @extend_schema(responses={200: IntegrationStatusSerializer})
     @action(detail=True, methods=["get"], url_path="status")
     def health(self, request: Request, pk: str) -> Response:
-        return Response(IntegrationStatusSerializer(self.get_object()).data)
+        integration = self.get_object()
+        integration.failed_deliveries = selectors.failed_deliveries_of(integration)
+        return Response(IntegrationStatusSerializer(integration).data)

@@ -209,6 +209,7 @@ def test_new_integration_has_never_run(owner_api):
         "status": "never_run",
         "lastRun": None,
         "lastError": None,
+        "failedDeliveries": 0,
     }
 
 

@@ -273,3 +273,20 @@ def test_a_dead_workers_batch_is_taken_again_within_half_a_minute(
     assert delivery_sweep() == 1
 
     assert len(receiver.requests) == 1
+
+
+def test_status_counts_the_deliveries_that_failed_for_good(
+    owner_api, public, form, hook, receiver, settings
+):
+    status_url = f"/api/v1/integrations/{hook.pk}/status"
+    fail_everything(receiver, settings)
+    submit(public, form)
+    submit(public, form)
+    receiver.handler = lambda _r: Reply(200)
+    submit(public, form)  # the latest attempt succeeds: healthy, yet two were lost
+
+    body = owner_api.get(status_url).json()
+    assert (body["status"], body["failedDeliveries"]) == ("healthy", 2)
+
+    call_command("retry_deliveries", "--integration", str(hook.pk))
+    assert owner_api.get(status_url).json()["failedDeliveries"] == 0

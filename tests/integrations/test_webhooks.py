@@ -74,7 +74,12 @@ def test_status_follows_the_latest_attempt(owner_api, public, form, hook, receiv
     assert failing["status"] == "failing"
     assert failing["lastError"] == "HTTP 500"
     assert failing["lastRun"].endswith("Z")
-    assert healthy == {"status": "healthy", "lastRun": healthy["lastRun"], "lastError": None}
+    assert healthy == {
+        "status": "healthy",
+        "lastRun": healthy["lastRun"],
+        "lastError": None,
+        "failedDeliveries": 0,  # the failed attempt is being retried, not given up
+    }
 
 
 def test_retries_keep_the_webhook_id_and_follow_the_delays(
