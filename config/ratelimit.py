@@ -11,6 +11,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
+from config import redis
 from config.errors import retry_later
 
 
@@ -32,12 +33,23 @@ class Window:
         return f"window:{self.name}:{index}", max(1, int((index + 1) * self.seconds - moment))
 
     def count(self) -> int:
-        return cache.get(self._key()[0]) or 0
+        if redis.available():
+            try:
+                return cache.get(self._key()[0]) or 0
+            except redis.Unavailable as error:
+                redis.failed(error, f"reading window {self.name}")
+        return _local.count(self.name, self.seconds)
 
     def add(self) -> int:
-        key, left = self._key()
-        cache.add(key, 0, timeout=left)
-        return cache.incr(key)
+        """Count one; while the shared cache is away, in this process's memory."""
+        if redis.available():
+            key, left = self._key()
+            try:
+                cache.add(key, 0, timeout=left)
+                return cache.incr(key)
+            except redis.Unavailable as error:
+                redis.failed(error, f"counting window {self.name}")
+        return _local.add(self.name, self.seconds)[0]
 
     def retry_after(self) -> int:
         return self._key()[1]
@@ -51,17 +63,27 @@ class LocalWindows:
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, int], int] = {}
 
-    def hit(self, key: str, limit: int, seconds: int) -> int | None:
-        """Count one request; the seconds to wait if it is over ``limit``, else None."""
+    def add(self, key: str, seconds: int) -> tuple[int, int]:
+        """Count one in ``key``'s current window: the count, and the seconds it has left."""
         moment = now()
         index = int(moment // seconds)
         with self._lock:
             if len(self._counts) > 100_000:  # drop past windows rather than grow
                 self._counts = {k: v for k, v in self._counts.items() if k[1] == index}
             count = self._counts[key, index] = self._counts.get((key, index), 0) + 1
-        if count <= limit:
-            return None
-        return max(1, math.ceil((index + 1) * seconds - moment))
+        return count, max(1, math.ceil((index + 1) * seconds - moment))
+
+    def count(self, key: str, seconds: int) -> int:
+        with self._lock:
+            return self._counts.get((key, int(now() // seconds)), 0)
+
+    def hit(self, key: str, limit: int, seconds: int) -> int | None:
+        """Count one request; the seconds to wait if it is over ``limit``, else None."""
+        count, left = self.add(key, seconds)
+        return left if count > limit else None
+
+
+_local = LocalWindows()  # this process's windows while the shared cache is away
 
 
 @dataclass(frozen=True)
@@ -76,21 +98,35 @@ class Usage:
         return max(1, math.ceil(self.reset_at - time.time()))
 
 
+PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
 def hit(request: HttpRequest, group: str, key: str, limit: int, period: str = "m") -> Usage:
-    """Count one request against ``limit`` per ``period`` for ``key``; atomic in the cache."""
-    usage = get_usage(
-        request,
-        group=group,
-        key=lambda _group, _request: key,
-        rate=f"{limit}/{period}",
-        increment=True,
-    )
-    count = usage["count"]
+    """Count one request against ``limit`` per ``period`` for ``key``; atomic in the cache,
+    or, while the shared cache is away, in this process's memory."""
+    if redis.available():
+        try:
+            usage = get_usage(
+                request,
+                group=group,
+                key=lambda _group, _request: key,
+                rate=f"{limit}/{period}",
+                increment=True,
+            )
+        except redis.Unavailable as error:
+            redis.failed(error, f"rate limit {group}")
+        else:
+            return _usage(limit, usage["count"], int(usage["time_left"]))
+    count, left = _local.add(f"{group}:{key}", PERIOD_SECONDS[period])
+    return _usage(limit, count, left)
+
+
+def _usage(limit: int, count: int, seconds_left: int) -> Usage:
     return Usage(
         limit=limit,
         remaining=max(0, limit - count),
-        reset_at=int(time.time()) + int(usage["time_left"]),
-        exceeded=usage["should_limit"],
+        reset_at=int(time.time()) + seconds_left,
+        exceeded=count > limit,
     )
 
 

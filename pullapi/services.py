@@ -4,7 +4,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from accounts.models import User
-from config import clock
+from config import clock, redis
 from config.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
@@ -58,7 +58,11 @@ def api_key_for(plain: str) -> ApiKey | None:
 
 def api_key_touch(*, api_key: ApiKey) -> None:
     """Record use at most once a minute per key, so reads do not each cost a write."""
-    if cache.add(f"pull:last-used:{api_key.pk}", 1, LAST_USED_RESOLUTION_SECONDS):
+    try:
+        due = cache.add(f"pull:last-used:{api_key.pk}", 1, LAST_USED_RESOLUTION_SECONDS)
+    except redis.Unavailable:  # the shared cache is away: a write more is no harm
+        due = True
+    if due:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=clock.now())
 
 

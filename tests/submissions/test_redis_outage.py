@@ -82,3 +82,35 @@ def test_a_counter_gone_stale_is_seeded_again_when_redis_returns(public, form, u
 
     assert statuses == [200, 403]
     assert Submission.objects.count() == 3
+
+
+@pytest.fixture
+def cache_away(settings, monkeypatch):
+    """The shared cache (Redis) unreachable, for every rate limit that goes through it."""
+    from config import ratelimit
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+            "OPTIONS": {"socket_connect_timeout": 1},
+        }
+    }
+    monkeypatch.setattr(ratelimit, "_local", ratelimit.LocalWindows())
+    yield
+    redis.recovered()
+
+
+def test_sign_in_limits_hold_per_process_while_the_cache_is_away(api, user, cache_away):
+    wrong = {"email": user.email, "password": "not-the-password"}
+    statuses = [api.post("/api/auth/login", wrong, format="json").status_code for _ in range(11)]
+
+    assert statuses[:10] == [401] * 10
+    assert statuses[10] == 429
+
+
+def test_the_pull_api_answers_while_the_cache_is_away(puller, form, cache_away):
+    response = puller.get("/api/v1/submissions", {"formId": str(form.pk)})
+
+    assert response.status_code == 200
+    assert response["X-RateLimit-Remaining"] == "59"
