@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.models import Sum
 
 from accounts.models import UsageShard, User, current_month
+from config import rawsql
 
 SHARDS = 16
 # Long enough to outlive its month; a missing key is seeded again from the record.
@@ -47,17 +48,13 @@ def record_insert(user_id, month: date) -> tuple[str, list]:
         f"INSERT INTO {table} (user_id, month, shard, count) VALUES (%s, %s, %s, 1) "
         f"ON CONFLICT (user_id, month, shard) DO UPDATE SET count = {table}.count + 1"
     )
-    return sql, [_db_id(user_id), month, random.randrange(SHARDS)]
+    return sql, [rawsql.db_id(User, user_id), month, random.randrange(SHARDS)]
 
 
 def record(user_id, month: date) -> None:
     """Count one submission, inside its transaction."""
     with connection.cursor() as cursor:
         cursor.execute(*record_insert(user_id, month))
-
-
-def _db_id(user_id):
-    return User._meta.pk.get_db_prep_value(user_id, connection)
 
 
 def reset(user: User) -> None:

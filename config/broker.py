@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from kombu.exceptions import OperationalError
+
+from config.breaker import Breaker
 
 logger = logging.getLogger(__name__)
 
 
-class _BrokerBreaker:
-    """After a failed publish, stop trying for a while: one request pays the timeout, and
-    the requests after it are not slowed while the broker is away."""
-
-    pause_seconds = 30.0
-    closed_until = 0.0
-
-    def open(self) -> bool:
-        return time.monotonic() >= self.closed_until
-
-    def trip(self) -> None:
-        self.closed_until = time.monotonic() + self.pause_seconds
-
-    def reset(self) -> None:
-        self.closed_until = 0.0
-
-
-breaker = _BrokerBreaker()
+breaker = Breaker(pause_seconds=30.0)
 
 
 def publish(send, what: str) -> bool:

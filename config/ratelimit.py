@@ -77,11 +77,6 @@ class LocalWindows:
         with self._lock:
             return self._counts.get((key, int(now() // seconds)), 0)
 
-    def hit(self, key: str, limit: int, seconds: int) -> int | None:
-        """Count one request; the seconds to wait if it is over ``limit``, else None."""
-        count, left = self.add(key, seconds)
-        return left if count > limit else None
-
 
 _local = LocalWindows()  # this process's windows while the shared cache is away
 

@@ -21,9 +21,9 @@ def placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
-def db_value(field: Field, value: Any) -> Any:
-    """``value`` as the database takes it for ``field`` (UUIDs as text on SQLite, ...)."""
-    return field.get_db_prep_value(value, connection, prepared=False)
+def db_id(model: type[Model], value: Any) -> Any:
+    """A primary key as the database takes it (a UUID is text on SQLite)."""
+    return model._meta.pk.get_db_prep_value(value, connection)
 
 
 def fetch(sql: str, params: list, fields: tuple[Field, ...]) -> list[list[Any]]:

@@ -9,37 +9,38 @@ the meantime do not each wait for a connection timeout.
 from __future__ import annotations
 
 import logging
-import time
 from functools import cache
 
 import redis
 from django.conf import settings
 from redis.exceptions import RedisError
 
+from config.breaker import Breaker
+
 logger = logging.getLogger(__name__)
 
 PAUSE_SECONDS = 5.0
-_state = {"paused_until": 0.0}
+_breaker = Breaker(PAUSE_SECONDS)
 
 Unavailable = RedisError  # what a call raises when Redis is away (connection, timeout, ...)
 
 
 def available() -> bool:
     """False for a few seconds after a failure."""
-    return time.monotonic() >= _state["paused_until"]
+    return _breaker.open()
 
 
 def failed(error: Exception, what: str) -> None:
     """Note a failed call: callers fall back until the pause is over."""
-    if available():
+    if _breaker.open():
         logger.warning("Redis unavailable (%s), falling back for %gs: %s", what, PAUSE_SECONDS,
                        error)
-    _state["paused_until"] = time.monotonic() + PAUSE_SECONDS
+    _breaker.trip()
 
 
 def recovered() -> None:
     """Try Redis again at once (tests; an operator's shell)."""
-    _state["paused_until"] = 0.0
+    _breaker.reset()
 
 
 @cache

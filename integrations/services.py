@@ -169,15 +169,15 @@ def deliveries_insert(submission_id, owner_id, form_id) -> tuple[str, list]:
         "AND (i.form_id IS NULL OR i.form_id = %s) RETURNING id"
     )
     params = [
-        _db_id(Submission, submission_id),
+        rawsql.db_id(Submission, submission_id),
         "submission.created",
         DeliveryState.PENDING,
         now,
         now,
         now,
-        _db_id(User, owner_id),
+        rawsql.db_id(User, owner_id),
         True,
-        _db_id(Form, form_id),
+        rawsql.db_id(Form, form_id),
     ]
     return sql, params
 
@@ -194,10 +194,6 @@ def deliveries_record(*, submission: Submission) -> list:
     if ids:
         transaction.on_commit(lambda: deliveries_queue(ids), robust=True)
     return ids
-
-
-def _db_id(model, value):
-    return model._meta.pk.get_db_prep_value(value, connection)
 
 
 def _wake_workers(what: str) -> bool:
@@ -317,7 +313,7 @@ class _Lease:
             f"UPDATE {rawsql.table(Delivery)} SET lease_until = %s "
             f"WHERE state = %s AND id IN ({rawsql.placeholders(len(self.ids))})",
             [adapt(now + BATCH_LEASE), DeliveryState.IN_PROGRESS,
-             *(_db_id(Delivery, pk) for pk in self.ids)],
+             *(rawsql.db_id(Delivery, pk) for pk in self.ids)],
         )
         self.renew_at = now + BATCH_LEASE - RENEW_BEFORE
 
@@ -362,7 +358,7 @@ def _integrations(ids: set) -> dict:
     rows = rawsql.fetch(
         f"SELECT {', '.join(field.column for field in fields)} FROM {rawsql.table(Integration)} "
         f"WHERE id IN ({rawsql.placeholders(len(ids))})",
-        [_db_id(Integration, pk) for pk in ids],
+        [rawsql.db_id(Integration, pk) for pk in ids],
         tuple(fields),
     )
     names = [field.attname for field in fields]
@@ -385,7 +381,7 @@ def claimed_deliveries(ids: list) -> list[Delivery]:
         f"LEFT JOIN {rawsql.table(Submission)} s ON s.id = d.submission_id "
         f"LEFT JOIN {rawsql.table(Form)} f ON f.id = s.form_id "
         f"WHERE d.id IN ({rawsql.placeholders(len(ids))})",
-        [_db_id(Delivery, pk) for pk in ids],
+        [rawsql.db_id(Delivery, pk) for pk in ids],
         _claimed_columns(),
     )
     integrations = _integrations({row[1] for row in rows})
@@ -437,7 +433,7 @@ def _record_successes(results: list) -> None:
     adapt = connection.ops.adapt_datetimefield_value
     attempts = [
         [
-            _db_id(Delivery, delivery.pk),
+            rawsql.db_id(Delivery, delivery.pk),
             delivery.attempts,
             adapt(started),
             duration_ms,
@@ -567,7 +563,7 @@ def _update_integration(integration: Integration, outcome: transports.Outcome, a
             Health.HEALTHY if outcome.ok else Health.FAILING,
             at_value,
             None if outcome.ok else _short(outcome.error),
-            _db_id(Integration, integration.pk),
+            rawsql.db_id(Integration, integration.pk),
             at_value,
         ],
     )

@@ -90,7 +90,6 @@ class Ticket:
 
 # Quota counters this process let go stale while Redis was away; dropped on its next reach.
 _stale_quota_keys: set[str] = set()
-_local_windows = ratelimit.LocalWindows()
 
 
 def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
@@ -98,26 +97,18 @@ def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
     owner = form.owner
     ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False)
     client = redis.client()
-    if client is None:
-        ratelimit.enforce(request, f"submit:{form.pk}", ip, form.rate_limit)
-        return _checked_in_database(ticket)
-    if redis.available():
+    if client is not None and redis.available():
         try:
             return _admit_in_redis(client, form, ip, ticket)
         except redis.Unavailable as error:
             redis.failed(error, "intake admission")
-    _stale_quota_keys.add(quota.redis_key(owner.pk, ticket.month))
-    retry_after = _local_windows.hit(f"submit:{form.pk}:{ip}", form.rate_limit, RATE_WINDOW_SECONDS)
-    if retry_after is not None:
-        raise rate_limited(retry_after)
-    return _checked_in_database(ticket)
-
-
-def _checked_in_database(ticket: Ticket) -> Ticket:
-    """The quota from the record; checked again inside the storing transaction."""
-    if quota.used(ticket.user_id, ticket.month) >= ticket.limit:
+    if client is not None:
+        _stale_quota_keys.add(quota.redis_key(owner.pk, ticket.month))
+    # Without Redis, or while it is away: the cache's window, which is then this process's.
+    ratelimit.enforce(request, f"submit:{form.pk}", ip, form.rate_limit)
+    if quota.used(owner.pk, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
-    return ticket
+    return ticket  # the quota is checked again inside the storing transaction
 
 
 def _admit_in_redis(client, form: Form, ip: str, ticket: Ticket) -> Ticket:

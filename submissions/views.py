@@ -59,21 +59,18 @@ class SubmitView(APIView):
         return public_form(slug)
 
     def submit(self, request: HttpRequest, slug: str) -> HttpResponse:
+        form = None
         try:
             form = self.form(slug)
-        except (OperationalError, InterfaceError):
-            return Responder(request, None).error(database_unavailable())
-        responder = Responder(request, form)
-        try:
             if form is None:
                 raise intake.form_not_found()
             intake.accept(request, form)
         except ServiceError as error:
-            return responder.error(error)
+            return Responder(request, form).error(error)
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
-            return responder.error(database_unavailable())
-        return responder.success()
+            return Responder(request, form).error(database_unavailable())
+        return Responder(request, form).success()
 
     @extend_schema(
         summary="Submit a form",

@@ -21,7 +21,7 @@ DEAD = redis_py.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1
 def outage(monkeypatch):
     """Redis away (its data kept, as after a network cut), until ``outage.end()``."""
     real = redis.client()
-    monkeypatch.setattr(admission, "_local_windows", admission.ratelimit.LocalWindows())
+    monkeypatch.setattr(admission.ratelimit, "_local", admission.ratelimit.LocalWindows())
     monkeypatch.setattr(admission, "_stale_quota_keys", set())
 
     class Outage:
