@@ -69,7 +69,11 @@ def start(port: str) -> int:
     commands = {
         "web": [
             BIN / "gunicorn",
-            "config.wsgi:application",
+            "config.asgi:application",
+            # uvicorn's event loop reads each request whole before a thread runs Django, so
+            # slow clients hold no thread (config/serving).
+            "--worker-class",
+            "config.serving.worker.Worker",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",

@@ -302,12 +302,19 @@ def prepare(args: argparse.Namespace, work: Path, hook_port: int) -> tuple[dict,
     return env, slugs
 
 
+# The production web server, and gunicorn's own threaded worker for comparison.
+SERVERS = {
+    "edge": ["config.asgi:application", "--worker-class", "config.serving.worker.Worker"],
+    "gthread": ["config.wsgi:application"],
+}
+
+
 def servers(args: argparse.Namespace, env: dict, port: int, settings: str | None) -> dict:
     web_env = {**env, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
     workers = "2" if args.setup == "production" else "1"
     threads = "4" if args.setup == "production" else "8"
     commands = {
-        "web": [VENV_BIN / "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        "web": [VENV_BIN / "gunicorn", *SERVERS[args.server], "--bind", f"127.0.0.1:{port}",
                 "--workers", workers, "--threads", threads, "--backlog", "2048"],
     }
     if settings is None:
@@ -466,6 +473,8 @@ def drain(env: dict, hook_port: int, timeout: float = 300) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--setup", choices=["production", "embedded"], default="production")
+    parser.add_argument("--server", choices=sorted(SERVERS), default="edge",
+                        help="edge: the production server (default); gthread: gunicorn's own")
     parser.add_argument("--accounts", type=int, default=1)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--connections", type=int, default=16)

@@ -10,10 +10,11 @@
     python3 scripts/smoke.py production --database-url URL --redis-url URL
         A fresh venv from the runtime lock alone (requirements.txt, hashes required), then the
         README's production commands (migrate, gunicorn, celery worker, celery beat), then
-        `check` against them.
+        `check` against them, then scripts/hostile.py's suite and slow-client test.
 
     python3 scripts/smoke.py embedded
-        `python3 dev.py start` on the embedded defaults in a temporary DATA_DIR, then `check`.
+        `python3 dev.py start` on the embedded defaults in a temporary DATA_DIR, then `check`
+        and scripts/hostile.py, as for production.
 
 Both `production` and `embedded` stop only the processes they started, and exit non-zero when
 any leg fails.
@@ -45,6 +46,8 @@ import venv
 from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import hostile  # scripts/hostile.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "smoke-test passphrase " + secrets.token_hex(4)
@@ -167,7 +170,10 @@ def code_from_log(path: Path, email: str, timeout: float = 60) -> str:
     raise SmokeFailed(f"no verification code for {email} appeared in {path} within {timeout}s")
 
 
-def check(base: str, mail_log: Path | None, receiver: Receiver, receiver_url: str | None) -> None:
+def check(
+    base: str, mail_log: Path | None, receiver: Receiver, receiver_url: str | None
+) -> tuple[str, str]:
+    """Walk the journey; return the new owner's access token and form id."""
     base = base.rstrip("/")
     email = f"smoke-{secrets.token_hex(6)}@example.com"
     credentials = {"email": email, "password": PASSWORD}
@@ -198,6 +204,16 @@ def check(base: str, mail_log: Path | None, receiver: Receiver, receiver_url: st
     if not signature_valid(webhook["config"]["signingSecret"], headers, body):
         raise SmokeFailed("the webhook arrived with a signature that does not verify")
     say("signed webhook delivered and verified")
+    return access, form["_id"]
+
+
+def hostile_http(base: str, access: str, form_id: str) -> None:
+    """scripts/hostile.py's suite and slow-client test against the running deployment."""
+    try:
+        hostile.run(base, access, form_id)
+        hostile.slow_clients(base, access, form_id)
+    except hostile.HostileFailed as error:
+        raise SmokeFailed(str(error)) from None
 
 
 def wait_until_listed(base: str, form_id: str, token: str, fields: dict, timeout: float = 10):
@@ -313,8 +329,9 @@ def production(args: argparse.Namespace, work: Path) -> None:
     logs = work / "logs"
     logs.mkdir()
     commands = {
-        "gunicorn": [bin_dir / "gunicorn", "config.wsgi:application", "--bind",
-                     f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
+        "gunicorn": [bin_dir / "gunicorn", "config.asgi:application", "--worker-class",
+                     "config.serving.worker.Worker", "--bind", f"127.0.0.1:{port}",
+                     "--workers", "2", "--threads", "4"],
         "worker": [bin_dir / "celery", "-A", "config", "worker", "--loglevel", "INFO",
                    "--concurrency", "2"],
         "beat": [bin_dir / "celery", "-A", "config", "beat", "--loglevel", "INFO"],
@@ -328,7 +345,7 @@ def production(args: argparse.Namespace, work: Path) -> None:
             wait_until_up(base, processes)
             receiver = Receiver("127.0.0.1:0")
             stack.callback(receiver.close)
-            check(base, logs / "worker.log", receiver, None)
+            hostile_http(base, *check(base, logs / "worker.log", receiver, None))
             for process, name in zip(processes, commands, strict=True):
                 if process.poll() is not None:
                     raise SmokeFailed(f"{name} exited with {process.returncode}")
@@ -354,7 +371,9 @@ def embedded(args: argparse.Namespace, work: Path) -> None:
             wait_until_up(base, [process], timeout=600)  # the first start installs .venv
             receiver = Receiver("127.0.0.1:0")
             stack.callback(receiver.close)
-            check(base, logs / "dev.log", receiver, None)
+            hostile_http(base, *check(base, logs / "dev.log", receiver, None))
+            if process.poll() is not None:
+                raise SmokeFailed(f"dev.py start exited with {process.returncode}")
         except SmokeFailed:
             show_logs(logs)
             raise

@@ -1,0 +1,9 @@
+"""The app the web server runs: Django's WSGI app behind the event-loop bridge
+(``config/serving``). Run it with gunicorn's ``-k config.serving.worker.Worker``."""
+
+from django.conf import settings
+
+from config.serving.bridge import WsgiBridge
+from config.wsgi import application as wsgi_application
+
+application = WsgiBridge(wsgi_application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
