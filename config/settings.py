@@ -290,7 +290,7 @@ CELERY_WORKER_NICE = env.integer("CELERY_WORKER_NICE", 10, minimum=0)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "purge-revoked-tokens": {"task": "accounts.tasks.purge_revoked_tokens", "schedule": 3600},
-    "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 10},
+    "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 5},
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 2  # a broker outage must not hold a submission for long
 CELERY_TASK_ALWAYS_EAGER = False

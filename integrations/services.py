@@ -230,10 +230,11 @@ def delivery_retry_later(delivery_id, countdown: float) -> None:
 
 BATCH_SIZE = 10
 # A batch's lease is short and renewed between attempts while the worker lives, so the
-# deliveries of a worker that died are taken again within half a minute. It is renewed when
-# less than RENEW_BEFORE is left: more than one attempt may take (10 s).
-BATCH_LEASE = timedelta(seconds=30)
-RENEW_BEFORE = timedelta(seconds=15)
+# deliveries of a worker that died are taken again within 25 s (the lease, then the next
+# 5-second sweep). It is renewed when less than RENEW_BEFORE is left: more than one attempt
+# may take (10 s).
+BATCH_LEASE = timedelta(seconds=20)
+RENEW_BEFORE = timedelta(seconds=12)
 RUN_DUE_BUDGET_SECONDS = 20.0  # then the task hands over, well inside its time limit
 
 
