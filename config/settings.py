@@ -243,6 +243,10 @@ EMAIL_PROVIDER_API_URL = env.string("EMAIL_PROVIDER_API_URL", "https://api.resen
 RECAPTCHA_VERIFY_URL = env.string(
     "RECAPTCHA_VERIFY_URL", "https://www.google.com/recaptcha/api/siteverify"
 )
+HCAPTCHA_VERIFY_URL = env.string("HCAPTCHA_VERIFY_URL", "https://api.hcaptcha.com/siteverify")
+TURNSTILE_VERIFY_URL = env.string(
+    "TURNSTILE_VERIFY_URL", "https://challenges.cloudflare.com/turnstile/v0/siteverify"
+)
 GOOGLE_OAUTH_CLIENT_ID = env.optional("GOOGLE_OAUTH_CLIENT_ID")
 GOOGLE_OAUTH_CLIENT_SECRET = env.optional("GOOGLE_OAUTH_CLIENT_SECRET")
 GOOGLE_OAUTH_AUTH_URI = env.string(

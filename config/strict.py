@@ -32,6 +32,10 @@ class EmailField(_TextOnly, serializers.EmailField):
     pass
 
 
+class ChoiceField(_TextOnly, serializers.ChoiceField):
+    pass
+
+
 class BooleanField(serializers.BooleanField):
     def to_internal_value(self, data: Any) -> bool:
         if not isinstance(data, bool):

@@ -19,7 +19,7 @@ from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
-from forms_app.models import Form
+from forms_app.models import CaptchaProvider, Form
 from forms_app.serializers import FormInputSerializer
 from integrations import selectors as integration_selectors
 from integrations import services as integrations
@@ -249,6 +249,7 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
         "total_pages": max(1, result.total_pages),
         "total": result.total,
         "origins_text": "\n".join(form.allowed_origins),
+        "captcha_providers": CaptchaProvider.choices,
         "section": "forms",
     }
     return render(request, "dashboard/form_detail.html", context)
@@ -270,6 +271,8 @@ def _form_settings(post) -> dict[str, Any]:
         "rateLimit": _whole_number(post.get("rateLimit") or "10"),
         "honeypotField": post.get("honeypotField") or None,
     }
+    if post.get("captchaProvider"):
+        data["captchaProvider"] = post["captchaProvider"]
     if post.get("clearRecaptcha"):
         data["recaptchaSecret"] = None
     elif post.get("recaptchaSecret"):

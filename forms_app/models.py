@@ -22,6 +22,13 @@ def new_slug() -> str:
             return slug
 
 
+class CaptchaProvider(models.TextChoices):
+    # The names submissions/captcha.py knows: the widget's field and the verify URL of each.
+    RECAPTCHA = "recaptcha", "reCAPTCHA"
+    HCAPTCHA = "hcaptcha", "hCaptcha"
+    TURNSTILE = "turnstile", "Cloudflare Turnstile"
+
+
 class Form(models.Model):
     id = IdField()
     owner = models.ForeignKey(
@@ -33,7 +40,11 @@ class Form(models.Model):
     allowed_origins = models.JSONField(default=list, blank=True)
     rate_limit = models.PositiveIntegerField(default=DEFAULT_RATE_LIMIT)
     honeypot_field = models.CharField(max_length=100, null=True, blank=True)
-    # Encrypted with FIELD_ENCRYPTION_KEYS; empty means CAPTCHA is off.
+    captcha_provider = models.CharField(
+        max_length=20, choices=CaptchaProvider.choices, default=CaptchaProvider.RECAPTCHA
+    )
+    # The secret of whichever provider, encrypted with FIELD_ENCRYPTION_KEYS; empty means
+    # CAPTCHA is off.
     recaptcha_secret_encrypted = models.TextField(blank=True, default="")
     # Every field name the form has stored, in order of first appearance (at most 500 new
     # ones are taken: contract, "Input limits"). Written only when a submission brings a name

@@ -48,7 +48,7 @@ PUBLIC_FORM_FIELDS = _in_model_order(
     Form,
     {
         "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
-        "honeypot_field", "recaptcha_secret_encrypted", "field_names",
+        "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "field_names",
     },
 )
 PUBLIC_OWNER_FIELDS = _in_model_order(User, {"id", "monthly_submission_limit"})

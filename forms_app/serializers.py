@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from config import strict
 from config.timefmt import TimestampField
-from forms_app.models import Form
+from forms_app.models import CaptchaProvider, Form
 from forms_app.origins import normalize_origin
 
 MAX_ORIGINS = 100
@@ -55,6 +55,9 @@ class FormInputSerializer(StrictSerializer):
     honeypotField = strict.CharField(
         source="honeypot_field", max_length=100, allow_null=True, allow_blank=True, required=False
     )
+    captchaProvider = strict.ChoiceField(
+        source="captcha_provider", choices=CaptchaProvider.values, required=False
+    )
     recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
@@ -95,6 +98,9 @@ class FormSerializer(serializers.ModelSerializer):
     allowedOrigins = serializers.ListField(source="allowed_origins", child=serializers.CharField())
     rateLimit = serializers.IntegerField(source="rate_limit")
     honeypotField = serializers.CharField(source="honeypot_field", allow_null=True)
+    captchaProvider = serializers.ChoiceField(
+        source="captcha_provider", choices=CaptchaProvider.values
+    )
     recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
     submissionCount = serializers.IntegerField(source="submission_count")
     createdAt = TimestampField(source="created_at")
@@ -111,6 +117,7 @@ class FormSerializer(serializers.ModelSerializer):
             "allowedOrigins",
             "rateLimit",
             "honeypotField",
+            "captchaProvider",
             "recaptchaEnabled",
             "submissionCount",
             "createdAt",

@@ -7,7 +7,9 @@ from django.db import transaction
 from accounts.models import User
 from forms_app.models import Form
 
-UPDATABLE = ("name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field")
+UPDATABLE = (
+    "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
+)
 
 
 def _apply(form: Form, changes: dict[str, Any]) -> list[str]:

@@ -10,11 +10,9 @@ from config.errors import ServiceError
 from config.net import client_ip
 from forms_app.models import Form
 from forms_app.origins import normalize_origin, origin_of_url
-from submissions import admission, payload, recaptcha
+from submissions import admission, captcha, payload
 from submissions.models import Submission
 from submissions.services import submission_create
-
-CAPTCHA_FIELD = "g-recaptcha-response"
 
 
 # Each error is made fresh for every request: raising one shared instance again and again would
@@ -90,12 +88,13 @@ def _checked_fields(request: HttpRequest, form: Form, ip: str) -> list[list] | N
     if form.honeypot_field and fields.get(form.honeypot_field) not in (None, "", []):
         return None
     if form.recaptcha_enabled:
-        token = fields.get(CAPTCHA_FIELD)
-        if not isinstance(token, str) or not recaptcha.verify(
-            secret=form.recaptcha_secret, token=token, remote_ip=ip
+        provider = form.captcha_provider
+        token = fields.get(captcha.token_field(provider))
+        if not isinstance(token, str) or not captcha.verify(
+            provider=provider, secret=form.recaptcha_secret, token=token, remote_ip=ip
         ):
             raise captcha_failed()
-    hidden = {CAPTCHA_FIELD, form.honeypot_field}
+    hidden = {*captcha.TOKEN_FIELDS, form.honeypot_field}
     data = [pair for pair in data if pair[0] not in hidden]
     if not data:
         raise empty_submission()

@@ -147,12 +147,14 @@ def test_settings_are_saved_through_the_same_validation(owner, form):
             "allowedOrigins": "https://site.example\nhttp://localhost:3000",
             "rateLimit": "25",
             "honeypotField": "_gotcha",
+            "captchaProvider": "turnstile",
             "recaptchaSecret": "secret",
         },
     )
     form.refresh_from_db()
 
     assert (form.name, form.rate_limit, form.honeypot_field) == ("Renamed", 25, "_gotcha")
+    assert form.captcha_provider == "turnstile"
     assert form.allowed_origins == ["https://site.example", "http://localhost:3000"]
     assert form.recaptcha_secret == "secret"
 

@@ -28,6 +28,7 @@ def test_create_form_returns_full_object(owner_api, settings):
         "allowedOrigins": [],
         "rateLimit": 10,
         "honeypotField": None,
+        "captchaProvider": "recaptcha",
         "recaptchaEnabled": False,
         "submissionCount": 0,
         "createdAt": body["createdAt"],
