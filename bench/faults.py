@@ -102,7 +102,8 @@ class Load:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         address = f"10.{number // 65536 % 256}.{number // 256 % 256}.{number % 256}"
         try:
-            connection.request("POST", f"/api/v1/f/{self.slug}", json.dumps(BODY), {
+            body = json.dumps({**BODY, "ref": str(number)})
+            connection.request("POST", f"/api/v1/f/{self.slug}", body, {
                 "Content-Type": "application/json", "X-Forwarded-For": address})
             return connection.getresponse().status
         except OSError:

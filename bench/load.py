@@ -44,19 +44,30 @@ VENV_BIN = ROOT / ".venv" / "bin"
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_URL = "postgres://postgres@127.0.0.1:5432/formflow_bench"
 REDIS_URL = "redis://127.0.0.1:6379/13"
-BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello there! " * 10}
+BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello there! " * 10,
+        "ref": "SEQUENCE"}
 
+# Each body differs (the thread's number and a counter), as real submissions do, so the spam
+# filter's duplicate check never holds one; each thread seeds its own addresses.
 WRK_SCRIPT = """
 local paths = {%s}
 local n = 0
+local threads = 0
+function setup(thread)
+  thread:set("id", threads)
+  threads = threads + 1
+end
+function init(args)
+  math.randomseed(os.time() + id * 7919)
+end
 wrk.method = "POST"
-wrk.body = '%s'
 wrk.headers["Content-Type"] = "application/json"
 request = function()
   n = n + 1
   local a, b, c = math.random(0, 255), math.random(0, 255), math.random(1, 254)
   wrk.headers["X-Forwarded-For"] = "10." .. a .. "." .. b .. "." .. c
-  return wrk.format(nil, paths[(n %% #paths) + 1])
+  local body = string.gsub('%s', "SEQUENCE", id .. "-" .. n)
+  return wrk.format(nil, paths[(n %% #paths) + 1], nil, body)
 end
 """
 
@@ -157,7 +168,7 @@ def parse_wrk(text: str) -> dict:
 async def submit_one(reader, writer, host: str, paths: list[str], index: int) -> int:
     """One JSON submission on a kept-alive connection, from client address number ``index``;
     its status."""
-    body = json.dumps(BODY).encode()
+    body = json.dumps({**BODY, "ref": str(index)}).encode()
     ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 254 + 1}"
     writer.write(
         f"POST {paths[index % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n"

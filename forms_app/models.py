@@ -46,6 +46,10 @@ class Form(models.Model):
     # The secret of whichever provider, encrypted with FIELD_ENCRYPTION_KEYS; empty means
     # CAPTCHA is off.
     recaptcha_secret_encrypted = models.TextField(blank=True, default="")
+    # The spam filter (submissions/spam.py): on unless the owner turns it off; blockedWords
+    # are words or phrases, matched case-insensitively.
+    spam_filter = models.BooleanField(default=True)
+    blocked_words = models.JSONField(default=list, blank=True)
     # Every field name the form has stored, in order of first appearance (at most 500 new
     # ones are taken: contract, "Input limits"). Written only when a submission brings a name
     # the form has not seen, so the usual submission reads it and writes nothing.
@@ -64,7 +68,12 @@ class Form(models.Model):
         """Counted when read (selectors annotate it), never kept in the row: a stored counter
         made every submission of a form wait for the one before it."""
         counted = getattr(self, "counted_submissions", None)
-        return self.submissions.count() if counted is None else counted
+        return self.submissions.filter(status="inbox").count() if counted is None else counted
+
+    @property
+    def spam_count(self) -> int:
+        counted = getattr(self, "counted_spam", None)
+        return self.submissions.filter(status="spam").count() if counted is None else counted
 
     @property
     def endpoint(self) -> str:

@@ -13,16 +13,20 @@ from forms_app.models import Form
 
 
 def with_submission_counts(forms: QuerySet[Form]) -> QuerySet[Form]:
-    from submissions.models import Submission
+    """Each form's inbox and spam folder sizes, counted when read (partial indexes)."""
+    from submissions.models import Status, Submission
 
-    count = (
-        Submission.objects.filter(form=OuterRef("pk"))
-        .order_by()
-        .values("form")
-        .annotate(total=Count("pk"))
-        .values("total")
-    )
-    return forms.annotate(counted_submissions=Coalesce(Subquery(count), 0))
+    def count(status: str) -> Coalesce:
+        rows = (
+            Submission.objects.filter(form=OuterRef("pk"), status=status)
+            .order_by()
+            .values("form")
+            .annotate(total=Count("pk"))
+            .values("total")
+        )
+        return Coalesce(Subquery(rows), 0)
+
+    return forms.annotate(counted_submissions=count(Status.INBOX), counted_spam=count(Status.SPAM))
 
 
 def forms_of(user: User) -> QuerySet[Form]:
@@ -48,7 +52,8 @@ PUBLIC_FORM_FIELDS = _in_model_order(
     Form,
     {
         "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
-        "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "field_names",
+        "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "spam_filter",
+        "blocked_words", "field_names",
     },
 )
 PUBLIC_OWNER_FIELDS = _in_model_order(User, {"id", "monthly_submission_limit"})

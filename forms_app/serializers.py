@@ -10,12 +10,15 @@ from forms_app.models import CaptchaProvider, Form
 from forms_app.origins import normalize_origin
 
 MAX_ORIGINS = 100
+MAX_BLOCKED_WORDS = 200
+MAX_BLOCKED_WORD_LENGTH = 100
 READ_ONLY_KEYS = {
     "_id",
     "slug",
     "endpoint",
     "recaptchaEnabled",
     "submissionCount",
+    "spamCount",
     "createdAt",
     "updatedAt",
 }
@@ -58,6 +61,13 @@ class FormInputSerializer(StrictSerializer):
     captchaProvider = strict.ChoiceField(
         source="captcha_provider", choices=CaptchaProvider.values, required=False
     )
+    spamFilter = strict.ChoiceField(source="spam_filter", choices=["on", "off"], required=False)
+    blockedWords = serializers.ListField(
+        source="blocked_words",
+        child=strict.CharField(min_length=1, max_length=MAX_BLOCKED_WORD_LENGTH),
+        max_length=MAX_BLOCKED_WORDS,
+        required=False,
+    )
     recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
@@ -87,6 +97,19 @@ class FormInputSerializer(StrictSerializer):
                 normalized.append(origin)
         return normalized
 
+    def validate_spamFilter(self, value: str) -> bool:
+        return value == "on"
+
+    def validate_blockedWords(self, values: list[str]) -> list[str]:
+        words = []
+        for value in values:
+            word = " ".join(value.split())
+            if not word:
+                raise serializers.ValidationError("A blocked word cannot be blank.")
+            if word.lower() not in (known.lower() for known in words):
+                words.append(word)
+        return words
+
     def validate_honeypotField(self, value: str | None) -> str | None:
         value = (value or "").strip()
         return value or None
@@ -101,8 +124,11 @@ class FormSerializer(serializers.ModelSerializer):
     captchaProvider = serializers.ChoiceField(
         source="captcha_provider", choices=CaptchaProvider.values
     )
+    spamFilter = serializers.SerializerMethodField()
+    blockedWords = serializers.ListField(source="blocked_words", child=serializers.CharField())
     recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
     submissionCount = serializers.IntegerField(source="submission_count")
+    spamCount = serializers.IntegerField(source="spam_count")
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
@@ -118,9 +144,15 @@ class FormSerializer(serializers.ModelSerializer):
             "rateLimit",
             "honeypotField",
             "captchaProvider",
+            "spamFilter",
+            "blockedWords",
             "recaptchaEnabled",
             "submissionCount",
+            "spamCount",
             "createdAt",
             "updatedAt",
         ]
         read_only_fields = fields
+
+    def get_spamFilter(self, form: Form) -> str:
+        return "on" if form.spam_filter else "off"

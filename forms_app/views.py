@@ -12,15 +12,21 @@ from forms_app import selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
 from submissions import export
-from submissions.models import Submission
-from submissions.representation import SubmissionPageSchema, submission_json
+from submissions.models import Status, Submission
+from submissions.representation import (
+    OwnerSubmissionSchema,
+    SubmissionPageSchema,
+    submission_json,
+)
 from submissions.selectors import submissions_page
-from submissions.services import submission_delete
+from submissions.services import submission_delete, submission_mark_spam, submission_rescue
 
 
 class PageParams(serializers.Serializer):
     page = serializers.IntegerField(min_value=1, default=1)
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    status = serializers.ChoiceField(choices=Status.values, default=Status.INBOX,
+                                     help_text="The folder: inbox (default) or spam.")
 
 
 class ExportParams(serializers.Serializer):
@@ -80,7 +86,9 @@ class FormViewSet(
     def submissions(self, request: Request, pk: str) -> Response:
         form = self.get_object()
         params = query_params(PageParams, request)
-        result = submissions_page(form, page=params["page"], limit=params["limit"])
+        result = submissions_page(
+            form, page=params["page"], limit=params["limit"], status=params["status"]
+        )
         return Response(
             {
                 "data": [submission_json(row, with_meta=True) for row in result.rows],
@@ -103,6 +111,38 @@ class FormViewSet(
         submission = get_object_or_404(Submission, form=form, pk=submission_id)
         submission_delete(submission=submission)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        request=None,
+        responses={200: OwnerSubmissionSchema},
+        summary="Not spam: move a submission to the inbox, count and deliver it",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path=r"submissions/(?P<submission_id>[^/]+)/not-spam",
+        url_name="submission-not-spam",
+    )
+    def not_spam(self, request: Request, pk: str, submission_id: str) -> Response:
+        submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
+        rescued = submission_rescue(submission=submission)
+        return Response(submission_json(rescued, with_meta=True))
+
+    @extend_schema(
+        request=None,
+        responses={200: OwnerSubmissionSchema},
+        summary="Spam: move a submission to the spam folder",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path=r"submissions/(?P<submission_id>[^/]+)/spam",
+        url_name="submission-spam",
+    )
+    def mark_spam(self, request: Request, pk: str, submission_id: str) -> Response:
+        submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
+        marked = submission_mark_spam(submission=submission)
+        return Response(submission_json(marked, with_meta=True))
 
     @extend_schema(
         request=None,

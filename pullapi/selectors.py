@@ -21,7 +21,7 @@ def submissions_page(
     Only rows below the commit horizon are served, so a row that commits late can never land
     behind a cursor already handed out (submissions/horizon.py).
     """
-    rows = horizon.settled(Submission.objects.filter(form=form), horizon.committed_before())
+    rows = horizon.settled(Submission.inbox.filter(form=form), horizon.committed_before())
     if since is not None:
         rows = rows.filter(submitted_at__gte=since)
     if after is not None:

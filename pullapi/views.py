@@ -125,7 +125,7 @@ class SubmissionDetailView(PullApiView):
             ident = uuid.UUID(submission_id)
         except ValueError:
             raise submission_not_found() from None
-        submission = Submission.objects.filter(pk=ident, form__api_keys=request.auth).first()
+        submission = Submission.inbox.filter(pk=ident, form__api_keys=request.auth).first()
         if submission is None:
             raise submission_not_found()
         return Response({"data": submission_json(submission, only=query.get("fields"))})

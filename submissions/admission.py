@@ -92,6 +92,20 @@ class Ticket:
 _stale_quota_keys: set[str] = set()
 
 
+def recount(user_id, month: date) -> None:
+    """After a count made outside admission (a rescue from the spam folder): drop the Redis
+    counter, which the next admission seeds again from the database's record."""
+    client = redis.client()
+    if client is None:
+        return
+    key = quota.redis_key(user_id, month)
+    try:
+        client.delete(key)
+    except redis.Unavailable as error:
+        redis.failed(error, "recounting a quota")
+        _stale_quota_keys.add(key)
+
+
 def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
     """Rate limit, then monthly limit, in the contract's order; raises ServiceError."""
     owner = form.owner

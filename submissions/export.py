@@ -21,7 +21,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _in_order(form: Form) -> QuerySet[Submission]:
-    return Submission.objects.filter(form=form).order_by("submitted_at", "id")
+    return Submission.inbox.filter(form=form).order_by("submitted_at", "id")
 
 
 def _up_to(rows: QuerySet[Submission], last: tuple[datetime, uuid.UUID]) -> QuerySet[Submission]:

@@ -10,9 +10,9 @@ from config.errors import ServiceError
 from config.net import client_ip
 from forms_app.models import Form
 from forms_app.origins import normalize_origin, origin_of_url
-from submissions import admission, captcha, payload
+from submissions import admission, captcha, payload, spam
 from submissions.models import Submission
-from submissions.services import submission_create
+from submissions.services import submission_create, submission_hold
 
 
 # Each error is made fresh for every request: raising one shared instance again and again would
@@ -71,14 +71,15 @@ def accept(request: HttpRequest, form: Form) -> Submission | None:
     if data is None:
         ticket.release()
         return None
-    return submission_create(
-        form=form,
-        data=data,
-        ip=_valid_ip(ip),
-        user_agent=request.headers.get("User-Agent", ""),
-        origin=origin,
-        ticket=ticket,
-    )
+    stored = {"form": form, "data": data, "ip": _valid_ip(ip), "origin": origin,
+              "user_agent": request.headers.get("User-Agent", "")}
+    if not form.spam_filter:
+        return submission_create(**stored, ticket=ticket)
+    verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip)
+    if verdict.held:
+        ticket.release()  # a held submission is not counted
+        return submission_hold(**stored, verdict=verdict.as_json())
+    return submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
 
 
 def _checked_fields(request: HttpRequest, form: Form, ip: str) -> list[list] | None:

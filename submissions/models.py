@@ -9,6 +9,19 @@ from config.ids import IdField
 from forms_app.models import Form
 
 
+class Status(models.TextChoices):
+    INBOX = "inbox"
+    SPAM = "spam"
+
+
+class InboxManager(models.Manager):
+    """What the owner receives: the pull API, exports, counts and deliveries read only these.
+    A held submission (the spam folder) is never among them."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().filter(status=Status.INBOX)
+
+
 class Submission(models.Model):
     id = IdField()
     # The composite index below leads with form, so the FK needs no index of its own.
@@ -24,10 +37,34 @@ class Submission(models.Model):
     ip = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=512, blank=True, default="")
     origin = models.CharField(max_length=300, blank=True, default="")
+    # inbox, or spam: held by the filter or marked by the owner (contract, "Spam protection").
+    # A column default, so the one-statement store needs no change.
+    status = models.CharField(
+        max_length=5, choices=Status.choices, default=Status.INBOX, db_default=Status.INBOX
+    )
+    # The first arrival, kept when a rescue from the spam folder restamps submitted_at; null
+    # while the two are the same.
+    received_at = models.DateTimeField(null=True, blank=True)
+    # The filter's verdict, {"score", "reasons", "details"}; null when the filter did not run.
+    spam = models.JSONField(null=True, blank=True)
+
+    objects = models.Manager()
+    inbox = InboxManager()
 
     class Meta:
         indexes = [
-            models.Index(fields=["form", "submitted_at", "id"], name="submission_form_time_id"),
+            # Keyset reads of the inbox (pull API, exports, the owner's list) and its counts.
+            models.Index(
+                fields=["form", "submitted_at", "id"],
+                name="submission_inbox_time_id",
+                condition=models.Q(status="inbox"),
+            ),
+            # The spam folder, and its purge after 30 days.
+            models.Index(
+                fields=["form", "submitted_at", "id"],
+                name="submission_spam_time_id",
+                condition=models.Q(status="spam"),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -36,3 +73,7 @@ class Submission(models.Model):
     @property
     def fields(self) -> dict[str, Any]:
         return dict(self.data)
+
+    @property
+    def first_received_at(self):
+        return self.received_at or self.submitted_at

@@ -39,7 +39,20 @@ def submission_json(
             "userAgent": submission.user_agent,
             "origin": submission.origin,
         }
+        body["status"] = submission.status
+        body["receivedAt"] = iso(submission.first_received_at)
+        body["spam"] = spam_json(submission.spam)
     return body
+
+
+def spam_json(verdict: dict[str, Any] | None) -> dict[str, Any]:
+    """The filter's verdict: its score, its reasons and what matched for each."""
+    verdict = verdict or {}
+    return {
+        "score": verdict.get("score", 0.0),
+        "reasons": verdict.get("reasons", []),
+        "details": verdict.get("details", {}),
+    }
 
 
 class SubmissionSchema(serializers.Serializer):
@@ -57,8 +70,19 @@ class SubmissionMetaSchema(serializers.Serializer):
     origin = serializers.CharField()
 
 
+class SpamVerdictSchema(serializers.Serializer):
+    score = serializers.FloatField(min_value=0, max_value=1)
+    reasons = serializers.ListField(child=serializers.ChoiceField(
+        choices=["blocked_word", "duplicate", "links", "learned"]))
+    details = serializers.DictField(child=serializers.CharField(),
+                                    help_text="For each reason, what matched.")
+
+
 class OwnerSubmissionSchema(SubmissionSchema):
     meta = SubmissionMetaSchema()
+    status = serializers.ChoiceField(choices=["inbox", "spam"])
+    receivedAt = serializers.DateTimeField()
+    spam = SpamVerdictSchema()
 
 
 class SubmissionPageSchema(serializers.Serializer):

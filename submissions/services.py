@@ -2,17 +2,21 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models.functions import Coalesce
 
 from accounts import quota
 from accounts.models import User, current_month
+from config import clock
+from config.dbtime import DatabaseNow
 from forms_app.models import Form
 from integrations.services import deliveries_queue, deliveries_record
-from submissions import field_names, store
+from submissions import admission, field_names, store
 from submissions.admission import Ticket, monthly_limit_reached
-from submissions.models import Submission
+from submissions.models import Status, Submission
 
 
 def submission_create(
@@ -23,6 +27,7 @@ def submission_create(
     user_agent: str,
     origin: str,
     ticket: Ticket | None = None,
+    verdict: dict[str, Any] | None = None,
 ) -> Submission:
     """Store one accepted submission, count it, and record its deliveries: all or nothing.
 
@@ -36,9 +41,9 @@ def submission_create(
             with _sqlite_writer():
                 field_names.record(form, data)
         if ticket.reserved and store.usable():
-            return _store_in_one_statement(form, data, ip, user_agent, origin, ticket)
+            return _store_in_one_statement(form, data, ip, user_agent, origin, ticket, verdict)
         with _sqlite_writer():
-            return _store(form, data, ip, user_agent, origin, ticket)
+            return _store(form, data, ip, user_agent, origin, ticket, verdict)
     except BaseException:
         ticket.release()
         raise
@@ -60,7 +65,8 @@ def _sqlite_writer():
 
 
 def _store_in_one_statement(
-    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, ticket: Ticket
+    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
+    ticket: Ticket, verdict: dict[str, Any] | None,
 ) -> Submission:
     submission, delivery_ids = store.store(
         form=form,
@@ -69,6 +75,7 @@ def _store_in_one_statement(
         user_agent=user_agent[:512],
         origin=origin[:300],
         month=ticket.month,
+        verdict=verdict,
     )
     if delivery_ids:
         deliveries_queue(delivery_ids)  # the statement has committed
@@ -77,7 +84,8 @@ def _store_in_one_statement(
 
 @transaction.atomic
 def _store(
-    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, ticket: Ticket
+    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
+    ticket: Ticket, verdict: dict[str, Any] | None,
 ) -> Submission:
     if not ticket.reserved:
         _check_quota_in_transaction(form.owner_id, ticket)
@@ -87,6 +95,7 @@ def _store(
         ip=ip or None,
         user_agent=user_agent[:512],
         origin=origin[:300],
+        spam=verdict,
     )
     submission.form = form
     deliveries_record(submission=submission)
@@ -101,6 +110,76 @@ def _check_quota_in_transaction(owner_id, ticket: Ticket) -> None:
         User.objects.select_for_update().filter(pk=owner_id).values_list("pk").get()
     if quota.used(owner_id, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
+
+
+def submission_hold(
+    *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
+    verdict: dict[str, Any],
+) -> Submission:
+    """Keep a submission the filter held in the form's spam folder: not counted, not
+    delivered, and its field names are not added to the form's (a bot cannot use up the 500)."""
+    with _sqlite_writer():
+        return Submission.objects.create(
+            form=form, data=data, ip=ip or None, user_agent=user_agent[:512],
+            origin=origin[:300], status=Status.SPAM, spam=verdict,
+        )
+
+
+def submission_rescue(*, submission: Submission) -> Submission:
+    """"Not spam": into the inbox at this moment, counted and delivered.
+
+    submitted_at becomes now, so incremental pull syncs (which read past their cursor) see it;
+    received_at keeps the first arrival. Nothing happens to a submission already in the inbox.
+    """
+    form = submission.form
+    with _sqlite_writer(), transaction.atomic():
+        moved = Submission.objects.filter(pk=submission.pk, status=Status.SPAM).update(
+            status=Status.INBOX,
+            received_at=Coalesce("received_at", "submitted_at"),
+            submitted_at=DatabaseNow(),
+        )
+        if moved:
+            field_names.record(form, submission.data)
+            month = current_month()
+            quota.record(form.owner_id, month)
+            submission.refresh_from_db()
+            submission.form = form
+            deliveries_record(submission=submission)
+            transaction.on_commit(lambda: admission.recount(form.owner_id, month))
+    submission.refresh_from_db()
+    return submission
+
+
+def submission_mark_spam(*, submission: Submission) -> Submission:
+    """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
+    made, and the monthly count is not given back."""
+    with _sqlite_writer():
+        Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
+    submission.refresh_from_db()
+    return submission
+
+
+SPAM_KEPT = timedelta(days=30)
+PURGE_BATCH = 500
+
+
+def spam_purge(batch: int = PURGE_BATCH) -> int:
+    """Delete what has sat in a spam folder for 30 days, a batch at a time, so no delete
+    holds its locks for long; run hourly, so the folder never keeps much past the 30 days."""
+    cutoff = clock.now() - SPAM_KEPT
+    deleted = 0
+    while True:
+        ids = list(
+            Submission.objects.filter(status=Status.SPAM, submitted_at__lt=cutoff)
+            .values_list("pk", flat=True)[:batch]
+        )
+        if not ids:
+            return deleted
+        with _sqlite_writer():
+            # The status again: a rescue in between keeps its submission.
+            deleted += Submission.objects.filter(pk__in=ids, status=Status.SPAM).delete()[1].get(
+                Submission._meta.label, 0
+            )
 
 
 @transaction.atomic

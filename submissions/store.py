@@ -25,14 +25,18 @@ def usable() -> bool:
 
 
 def store(
-    *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, month
+    *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, month,
+    verdict: dict[str, Any] | None = None,
 ) -> tuple[Submission, list]:
-    submission = Submission(form=form, data=data, ip=ip, user_agent=user_agent, origin=origin)
+    submission = Submission(
+        form=form, data=data, ip=ip, user_agent=user_agent, origin=origin, spam=verdict
+    )
     deliveries_sql, deliveries_params = deliveries_insert(submission.pk, form.owner_id, form.pk)
     usage_sql, usage_params = quota.record_insert(form.owner_id, month)
     sql = (
         f"WITH stored AS (INSERT INTO {Submission._meta.db_table} "
-        "(id, form_id, data, ip, user_agent, origin) VALUES (%s, %s, %s::jsonb, %s::inet, %s, %s) "
+        "(id, form_id, data, ip, user_agent, origin, spam) "
+        "VALUES (%s, %s, %s::jsonb, %s::inet, %s, %s, %s::jsonb) "
         f"RETURNING submitted_at), deliveries AS ({deliveries_sql}), counted AS ({usage_sql}) "
         "SELECT stored.submitted_at, (SELECT array_agg(id) FROM deliveries) FROM stored"
     )
@@ -43,6 +47,7 @@ def store(
         ip,
         user_agent,
         origin,
+        None if verdict is None else json.dumps(verdict),
         *deliveries_params,
         *usage_params,
     ]

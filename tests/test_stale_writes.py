@@ -13,8 +13,8 @@ from tests.conftest import submit
 
 def test_form_update_keeps_the_submission_count(public, form):
     stale = Form.objects.get(pk=form.pk)
-    submit(public, form)
-    submit(public, form)
+    submit(public, form, {"name": "Ada", "n": "1"})
+    submit(public, form, {"name": "Ada", "n": "2"})
 
     form_update(form=stale, name="Renamed")
 

@@ -29,8 +29,11 @@ def test_create_form_returns_full_object(owner_api, settings):
         "rateLimit": 10,
         "honeypotField": None,
         "captchaProvider": "recaptcha",
+        "spamFilter": "on",
+        "blockedWords": [],
         "recaptchaEnabled": False,
         "submissionCount": 0,
+        "spamCount": 0,
         "createdAt": body["createdAt"],
         "updatedAt": body["updatedAt"],
     }
@@ -227,8 +230,8 @@ def test_delete_removes_form_submissions_and_endpoint(owner_api, public, form):
 
 
 def test_submission_count_is_reported(owner_api, public, form):
-    submit(public, form)
-    submit(public, form)
+    submit(public, form, {"name": "Ada", "n": "1"})
+    submit(public, form, {"name": "Ada", "n": "2"})
 
     assert owner_api.get(detail(form)).json()["submissionCount"] == 2
 

@@ -149,8 +149,8 @@ def fail_everything(receiver, settings):
 
 def test_retry_deliveries_requeues_failed_ones(public, form, hook, receiver, settings, capsys):
     fail_everything(receiver, settings)
-    submit(public, form)
-    submit(public, form)
+    submit(public, form, {"name": "Ada", "n": "1"})
+    submit(public, form, {"name": "Ada", "n": "2"})
     assert set(Delivery.objects.values_list("state", flat=True)) == {"failed"}
     receiver.handler = lambda _r: Reply(200)
 
@@ -280,10 +280,11 @@ def test_status_counts_the_deliveries_that_failed_for_good(
 ):
     status_url = f"/api/v1/integrations/{hook.pk}/status"
     fail_everything(receiver, settings)
-    submit(public, form)
-    submit(public, form)
+    submit(public, form, {"name": "Ada", "n": "1"})
+    submit(public, form, {"name": "Ada", "n": "2"})
     receiver.handler = lambda _r: Reply(200)
-    submit(public, form)  # the latest attempt succeeds: healthy, yet two were lost
+    # The latest attempt succeeds: healthy, yet two were lost.
+    submit(public, form, {"name": "Ada", "n": "3"})
 
     body = owner_api.get(status_url).json()
     assert (body["status"], body["failedDeliveries"]) == ("healthy", 2)

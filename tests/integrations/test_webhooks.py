@@ -65,10 +65,10 @@ def test_status_follows_the_latest_attempt(owner_api, public, form, hook, receiv
     assert owner_api.get(STATUS.format(hook.pk)).json()["status"] == "never_run"
 
     receiver.handler = lambda _r: Reply(500)
-    submit(public, form)
+    submit(public, form, {"name": "Ada", "n": "1"})
     failing = owner_api.get(STATUS.format(hook.pk)).json()
     receiver.handler = lambda _r: Reply(200)
-    submit(public, form)
+    submit(public, form, {"name": "Ada", "n": "2"})
     healthy = owner_api.get(STATUS.format(hook.pk)).json()
 
     assert failing["status"] == "failing"

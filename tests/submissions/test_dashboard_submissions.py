@@ -47,6 +47,9 @@ def test_list_pages_newest_first_with_meta(owner_api, form, many):
         "submittedAt": first["submittedAt"],
         "fields": {"n": "4"},
         "meta": {"ip": "203.0.113.5", "userAgent": "UA", "origin": "https://site.example"},
+        "status": "inbox",
+        "receivedAt": first["submittedAt"],
+        "spam": {"score": 0.0, "reasons": [], "details": {}},
     }
 
 

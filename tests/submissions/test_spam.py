@@ -1,0 +1,315 @@
+"""The spam filter and the spam folder (contract, "Spam protection")."""
+
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from integrations.models import Delivery
+from integrations.services import integration_create
+from submissions.models import Submission
+from tests.conftest import post_html_form, submit
+from tests.fakes import FakeServer, Reply
+
+
+def usage(user) -> int:
+    user.refresh_from_db()
+    return user.monthly_submission_count
+
+
+def folder(owner_api, form, status: str) -> dict:
+    response = owner_api.get(f"/api/v1/forms/{form.pk}/submissions", {"status": status})
+    assert response.status_code == 200
+    return response.json()
+
+
+def form_object(owner_api, form) -> dict:
+    return owner_api.get(f"/api/v1/forms/{form.pk}").json()
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
+        yield server
+
+
+@pytest.fixture
+def hook(user, receiver):
+    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})
+
+
+@pytest.fixture
+def blocking(owner_api, form):
+    words = {"blockedWords": ["casino", "cheap pills"]}
+    response = owner_api.patch(f"/api/v1/forms/{form.pk}", words, format="json")
+    assert response.status_code == 200
+    form.refresh_from_db()
+    return form
+
+
+# --- Holding ------------------------------------------------------------------------------
+
+
+def test_a_blocked_word_is_held_quietly_and_explained(owner_api, public, blocking, user, hook,
+                                                      receiver):
+    response = submit(public, blocking, {"name": "Bot", "message": "Best CASINO bonus today"})
+
+    assert response.status_code == 200
+    assert response.json()["success"] is True  # the client cannot tell
+    held = Submission.objects.get()
+    assert held.status == "spam"
+    assert usage(user) == 0
+    assert not Delivery.objects.exists()
+    assert receiver.requests == []
+    row = folder(owner_api, blocking, "spam")["data"][0]
+    assert row["status"] == "spam"
+    assert row["spam"]["reasons"] == ["blocked_word"]
+    assert "casino" in row["spam"]["details"]["blocked_word"]
+    assert row["spam"]["score"] >= 0.9
+    assert folder(owner_api, blocking, "inbox")["total"] == 0
+    body = form_object(owner_api, blocking)
+    assert (body["spamCount"], body["submissionCount"]) == (1, 0)
+
+
+def test_blocked_words_match_whole_words_and_phrases_only(public, blocking):
+    submit(public, blocking, {"message": "I study casinos and pills, cheaply"})
+    submit(public, blocking, {"message": "Buy CHEAP   pills? No: cheap pills!"})
+
+    statuses = list(Submission.objects.order_by("submitted_at").values_list("status", flat=True))
+    assert statuses == ["inbox", "spam"]
+
+
+def test_an_html_form_post_that_is_held_gets_the_normal_thank_you(public, blocking):
+    response = post_html_form(public, blocking, {"message": "casino"})
+
+    assert response.status_code in (200, 303)
+    assert Submission.objects.get().status == "spam"
+
+
+def test_the_same_fields_from_the_same_address_are_held_as_duplicate(owner_api, public, form):
+    fields = {"name": "Ada", "message": "Hello"}
+    first = submit(public, form, fields)
+    second = submit(public, form, fields)
+    other_address = submit(public, form, fields, REMOTE_ADDR="198.51.100.7")
+
+    assert [first.status_code, second.status_code, other_address.status_code] == [200] * 3
+    statuses = list(Submission.objects.order_by("submitted_at").values_list("status", flat=True))
+    assert statuses == ["inbox", "spam", "inbox"]
+    row = folder(owner_api, form, "spam")["data"][0]
+    assert row["spam"]["reasons"] == ["duplicate"]
+
+
+@pytest.mark.parametrize(
+    ("message", "held"),
+    [
+        ("See https://a.example, https://b.example and https://c.example now", True),
+        ("Short: https://bit.ly/3xYz", True),
+        ("Also www.tinyurl.com/abc", True),
+        ("My site is https://ada.example", False),
+        ("Two: https://ada.example and https://babbage.example", False),
+    ],
+)
+def test_link_spam(owner_api, public, form, message, held):
+    submit(public, form, {"name": "Ada", "message": message})
+
+    submission = Submission.objects.get()
+    assert submission.status == ("spam" if held else "inbox")
+    assert (submission.spam["reasons"] == ["links"]) is held
+    if not held:
+        assert 0 < submission.spam["score"] < 0.5  # one or two links count, lightly
+
+
+WORDS = st.text(alphabet=st.characters(whitelist_categories=("Lu", "Ll")), min_size=1,
+                max_size=12)
+
+
+@hypothesis_settings(max_examples=60, deadline=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.lists(WORDS, min_size=1, max_size=3).map(" ".join),
+    words=st.lists(WORDS, min_size=3, max_size=40),
+    link=st.one_of(st.none(), st.sampled_from(["https://ada.example/about", "www.example.org"])),
+    ip=st.ip_addresses(v=4).map(str),
+)
+def test_an_ordinary_message_is_never_held(public, form, name, words, link, ip):
+    sentence = " ".join(words) + "." + (f" More at {link}" if link else "")
+    fields = {"name": name, "email": "ada@example.com", "message": sentence}
+
+    submit(public, form, fields, REMOTE_ADDR=ip, HTTP_X_FORWARDED_FOR="")
+
+    latest = Submission.objects.order_by("-submitted_at", "-id").first()
+    assert latest.status == "inbox" or latest.spam["reasons"] == ["duplicate"]
+
+
+def test_with_the_filter_off_nothing_is_held(owner_api, public, blocking, user):
+    owner_api.patch(f"/api/v1/forms/{blocking.pk}", {"spamFilter": "off"}, format="json")
+
+    submit(public, blocking, {"message": "casino"})
+    submit(public, blocking, {"message": "casino"})
+
+    assert set(Submission.objects.values_list("status", flat=True)) == {"inbox"}
+    assert usage(user) == 2
+    assert form_object(owner_api, blocking)["spamFilter"] == "off"
+
+
+def test_a_held_submission_adds_no_field_names(public, blocking):
+    submit(public, blocking, {"message": "casino", "junk_field": "x"})
+
+    blocking.refresh_from_db()
+    assert "junk_field" not in blocking.field_names
+
+
+# --- The folder stays out of everything the owner receives --------------------------------
+
+
+def test_held_submissions_stay_out_of_the_pull_api_and_exports(owner_api, public, blocking,
+                                                               puller):
+    submit(public, blocking, {"message": "hello"})
+    submit(public, blocking, {"message": "casino"})
+    held = Submission.objects.get(status="spam")
+
+    pulled = puller.get("/api/v1/submissions", {"formId": str(blocking.pk)}).json()["data"]
+    assert [row["fields"]["message"] for row in pulled] == ["hello"]
+    assert puller.get(f"/api/v1/submissions/{held.pk}").status_code == 404
+    for kind in ("csv", "json"):
+        response = owner_api.get(f"/api/v1/forms/{blocking.pk}/export", {"format": kind})
+        content = b"".join(response.streaming_content).decode()
+        assert "hello" in content
+        assert "casino" not in content
+
+
+# --- The marks ----------------------------------------------------------------------------
+
+
+def test_not_spam_rescues_into_the_inbox_now_counted_and_delivered(
+    owner_api, public, blocking, user, hook, receiver, puller
+):
+    submit(public, blocking, {"name": "Ada", "message": "I love the casino scene"})
+    held = Submission.objects.get()
+    arrived = held.submitted_at
+
+    response = owner_api.post(f"/api/v1/forms/{blocking.pk}/submissions/{held.pk}/not-spam")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "inbox"
+    assert body["receivedAt"] < body["submittedAt"]
+    held.refresh_from_db()
+    assert held.received_at == arrived
+    assert usage(user) == 1
+    assert len(receiver.requests) == 1
+    pulled = puller.get("/api/v1/submissions", {"formId": str(blocking.pk)}).json()["data"]
+    assert [row["id"] for row in pulled] == [str(held.pk)]
+
+
+def test_not_spam_twice_counts_and_delivers_once(owner_api, public, blocking, user, hook,
+                                                 receiver):
+    submit(public, blocking, {"message": "casino"})
+    held = Submission.objects.get()
+    url = f"/api/v1/forms/{blocking.pk}/submissions/{held.pk}/not-spam"
+
+    assert owner_api.post(url).status_code == 200
+    assert owner_api.post(url).status_code == 200
+
+    assert usage(user) == 1
+    assert len(receiver.requests) == 1
+
+
+def test_spam_moves_a_submission_out_of_the_pull_api(owner_api, public, form, user, puller):
+    submit(public, form, {"name": "Ada"})
+    submission = Submission.objects.get()
+
+    response = owner_api.post(f"/api/v1/forms/{form.pk}/submissions/{submission.pk}/spam")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "spam"
+    assert puller.get("/api/v1/submissions", {"formId": str(form.pk)}).json()["data"] == []
+    assert usage(user) == 1  # the monthly count is not given back
+    assert folder(owner_api, form, "spam")["total"] == 1
+
+
+def test_marks_on_another_owners_submission_are_404(other_api, public, form):
+    submit(public, form, {"name": "Ada"})
+    submission = Submission.objects.get()
+
+    for mark in ("spam", "not-spam"):
+        url = f"/api/v1/forms/{form.pk}/submissions/{submission.pk}/{mark}"
+        assert other_api.post(url).status_code == 404
+    assert Submission.objects.get().status == "inbox"
+
+
+@pytest.mark.parametrize("submission_id", ["nope", "00000000-0000-0000-0000-000000000000"])
+def test_marks_on_an_unknown_submission_are_404(owner_api, form, submission_id):
+    url = f"/api/v1/forms/{form.pk}/submissions/{submission_id}/not-spam"
+    assert owner_api.post(url).status_code == 404
+
+
+def test_an_unknown_folder_is_a_400(owner_api, form):
+    response = owner_api.get(f"/api/v1/forms/{form.pk}/submissions", {"status": "trash"})
+
+    assert response.status_code == 400
+    assert "status" in response.json()["details"]
+
+
+# --- Settings -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"blockedWords": [""]},
+        {"blockedWords": ["a" * 101]},
+        {"blockedWords": [f"w{i}" for i in range(201)]},
+        {"blockedWords": [3]},
+        {"blockedWords": "casino"},
+        {"spamFilter": True},
+        {"spamFilter": "maybe"},
+    ],
+)
+def test_bad_spam_settings_are_a_400(owner_api, form, change):
+    response = owner_api.patch(f"/api/v1/forms/{form.pk}", change, format="json")
+
+    assert response.status_code == 400
+    [name] = change
+    assert any(key.split(".")[0] == name for key in response.json()["details"])
+
+
+def test_blocked_words_are_tidied(owner_api, form):
+    response = owner_api.patch(f"/api/v1/forms/{form.pk}",
+                               {"blockedWords": ["  Casino ", "casino", "cheap   pills"]},
+                               format="json")
+
+    assert response.json()["blockedWords"] == ["Casino", "cheap pills"]
+
+
+# --- The purge ----------------------------------------------------------------------------
+
+
+def test_spam_is_deleted_30_days_after_it_arrived(public, blocking, clock):
+    from submissions.services import spam_purge
+
+    for n in range(3):
+        submit(public, blocking, {"message": "casino", "n": str(n)})
+    submit(public, blocking, {"message": "hello"})
+    submit(public, blocking, {"message": "casino", "n": "recent"})
+    arrived = Submission.objects.get(status="inbox").submitted_at
+    # The stamps come from the database's clock: move them back, and this clock with them.
+    old = [row.pk for row in Submission.objects.all() if row.fields.get("n") != "recent"]
+    Submission.objects.filter(pk__in=old).update(submitted_at=arrived - timedelta(days=29))
+    clock.current = arrived
+    assert spam_purge() == 0
+
+    clock.advance(days=1, seconds=1)
+
+    assert spam_purge(batch=2) == 3
+    assert sorted(Submission.objects.values_list("status", flat=True)) == ["inbox", "spam"]
+
+
+def test_the_purge_runs_from_beat():
+    from config.celery import app
+
+    assert "submissions.tasks.purge_spam" in {
+        entry["task"] for entry in app.conf.beat_schedule.values()}
