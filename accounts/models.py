@@ -48,6 +48,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     date_joined = models.DateTimeField(default=timezone.now)
     # Null means DEFAULT_MONTHLY_SUBMISSION_LIMIT; an operator may set another.
     monthly_submission_limit = models.PositiveIntegerField(null=True, blank=True)
+    # Submissions the owner has marked spam or not spam: the spam filter reads what the marks
+    # taught it (submissions/learning.py) only once there is something to read.
+    spam_marks = models.PositiveIntegerField(default=0, editable=False)
     # Every token carries the version it was issued under; raising it revokes them all.
     token_version = models.PositiveIntegerField(default=0, editable=False)
 

@@ -56,7 +56,7 @@ PUBLIC_FORM_FIELDS = _in_model_order(
         "blocked_words", "field_names",
     },
 )
-PUBLIC_OWNER_FIELDS = _in_model_order(User, {"id", "monthly_submission_limit"})
+PUBLIC_OWNER_FIELDS = _in_model_order(User, {"id", "monthly_submission_limit", "spam_marks"})
 
 
 PUBLIC_COLUMNS = tuple(Form._meta.get_field(name) for name in PUBLIC_FORM_FIELDS) + tuple(

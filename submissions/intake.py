@@ -10,7 +10,7 @@ from config.errors import ServiceError
 from config.net import client_ip
 from forms_app.models import Form
 from forms_app.origins import normalize_origin, origin_of_url
-from submissions import admission, captcha, payload, spam
+from submissions import admission, captcha, learning, payload, spam
 from submissions.models import Submission
 from submissions.services import submission_create, submission_hold
 
@@ -76,6 +76,8 @@ def accept(request: HttpRequest, form: Form) -> Submission | None:
     if not form.spam_filter:
         return submission_create(**stored, ticket=ticket)
     verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip)
+    if form.owner.spam_marks:
+        learning.judge(verdict, owner_id=form.owner_id, data=data)
     if verdict.held:
         ticket.release()  # a held submission is not counted
         return submission_hold(**stored, verdict=verdict.as_json())

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 
 from config.dbtime import DatabaseNow
@@ -20,6 +21,25 @@ class InboxManager(models.Manager):
 
     def get_queryset(self) -> models.QuerySet:
         return super().get_queryset().filter(status=Status.INBOX)
+
+
+class SpamWord(models.Model):
+    """What an owner's marks taught the filter: how often a word was in submissions marked
+    spam, and in submissions marked not spam (submissions/learning.py)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              db_index=False)
+    word = models.CharField(max_length=40)
+    spam = models.PositiveIntegerField(default=0)
+    ham = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "word"], name="spamword_owner_word"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.word}: {self.spam} spam, {self.ham} not spam"
 
 
 class Submission(models.Model):

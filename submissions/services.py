@@ -14,7 +14,7 @@ from config import clock
 from config.dbtime import DatabaseNow
 from forms_app.models import Form
 from integrations.services import deliveries_queue, deliveries_record
-from submissions import admission, field_names, store
+from submissions import admission, field_names, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Status, Submission
 
@@ -126,10 +126,10 @@ def submission_hold(
 
 
 def submission_rescue(*, submission: Submission) -> Submission:
-    """"Not spam": into the inbox at this moment, counted and delivered.
+    """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
     submitted_at becomes now, so incremental pull syncs (which read past their cursor) see it;
-    received_at keeps the first arrival. Nothing happens to a submission already in the inbox.
+    received_at keeps the first arrival. One already in the inbox stays as it is.
     """
     form = submission.form
     with _sqlite_writer(), transaction.atomic():
@@ -138,6 +138,7 @@ def submission_rescue(*, submission: Submission) -> Submission:
             received_at=Coalesce("received_at", "submitted_at"),
             submitted_at=DatabaseNow(),
         )
+        _teach(submission, is_spam=False)  # confirming one in the inbox teaches too
         if moved:
             field_names.record(form, submission.data)
             month = current_month()
@@ -153,10 +154,22 @@ def submission_rescue(*, submission: Submission) -> Submission:
 def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, and the monthly count is not given back."""
-    with _sqlite_writer():
+    with _sqlite_writer(), transaction.atomic():
         Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
+        _teach(submission, is_spam=True)
     submission.refresh_from_db()
     return submission
+
+
+def _teach(submission: Submission, *, is_spam: bool) -> None:
+    """A mark teaches the filter once: marking the same way again adds nothing."""
+    mark = "spam" if is_spam else "ham"
+    verdict = dict(submission.spam or {})
+    if verdict.get("mark") == mark:
+        return
+    verdict["mark"] = mark
+    Submission.objects.filter(pk=submission.pk).update(spam=verdict)
+    learning.learn(owner_id=submission.form.owner_id, data=submission.data, is_spam=is_spam)
 
 
 SPAM_KEPT = timedelta(days=30)

@@ -6,7 +6,8 @@ what matched, so an owner can see why and tune the form:
 - ``blocked_word``: a value contains one of the form's ``blockedWords`` (case-insensitive;
   a word or phrase matches whole words only, so "ass" does not match "class");
 - ``duplicate``: the same fields from the same address to the same form within 10 minutes;
-- ``links``: obvious link spam, 3 or more links, or a link through a URL shortener.
+- ``links``: obvious link spam, 3 or more links, or a link through a URL shortener;
+- ``learned``: it resembles what the owner marked as spam (submissions/learning.py).
 
 Signals too weak to hold on their own (one or two links) still raise the score, which shows
 in the dashboard. An ordinary message (a name, an address, a sentence or two, at most one
@@ -42,11 +43,14 @@ class Verdict:
     reasons: list[str] = field(default_factory=list)
     details: dict[str, str] = field(default_factory=dict)
     signals: list[str] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=lambda: dict(WEIGHTS))
 
-    def hold(self, reason: str, detail: str) -> None:
+    def hold(self, reason: str, detail: str, weight: float | None = None) -> None:
         self.reasons.append(reason)
         self.details[reason] = detail
         self.signals.append(reason)
+        if weight is not None:
+            self.weights[reason] = weight
 
     @property
     def held(self) -> bool:
@@ -56,7 +60,7 @@ class Verdict:
     def score(self) -> float:
         clean = 1.0
         for signal in self.signals:
-            clean *= 1 - WEIGHTS[signal]
+            clean *= 1 - self.weights[signal]
         return round(1 - clean, 2)
 
     def as_json(self) -> dict[str, Any]:
@@ -97,7 +101,7 @@ def _blocked_word(verdict: Verdict, blocked_words: list[str], values: list[str])
 
 def _links(verdict: Verdict, values: list[str]) -> None:
     links = [link for value in values for link in LINK.findall(value)]
-    shortened = sorted({host for host in map(_host, links) if host in SHORTENERS})
+    shortened = sorted({host for host in map(host_of, links) if host in SHORTENERS})
     if shortened:
         verdict.hold("links", f"links through a URL shortener ({', '.join(shortened)})")
     elif len(links) >= MANY_LINKS:
@@ -106,7 +110,7 @@ def _links(verdict: Verdict, values: list[str]) -> None:
         verdict.signals.append("a_link")
 
 
-def _host(link: str) -> str:
+def host_of(link: str) -> str:
     if not link.lower().startswith("http"):
         link = "http://" + link
     try:

@@ -313,3 +313,90 @@ def test_the_purge_runs_from_beat():
 
     assert "submissions.tasks.purge_spam" in {
         entry["task"] for entry in app.conf.beat_schedule.values()}
+
+
+# --- Learning from the marks --------------------------------------------------------------
+
+THEME = [
+    "Boost your website ranking with our SEO backlinks package",
+    "Cheap SEO backlinks: boost ranking for your website today",
+    "Our SEO agency will boost your Google ranking with backlinks",
+    "Website ranking problems? SEO backlinks boost traffic fast",
+    "Guaranteed first page ranking: SEO backlinks boost your website",
+]
+
+
+def mark(owner_api, form, submission, how: str):
+    url = f"/api/v1/forms/{form.pk}/submissions/{submission.pk}/{how}"
+    response = owner_api.post(url)
+    assert response.status_code == 200
+    return response.json()
+
+
+def latest() -> Submission:
+    return Submission.objects.order_by("-submitted_at", "-id").first()
+
+
+@pytest.fixture
+def taught(owner_api, public, form):
+    """Five submissions on one theme, each marked spam by the owner."""
+    for n, text in enumerate(THEME):
+        submit(public, form, {"name": f"Sender {n}", "message": text})
+        mark(owner_api, form, latest(), "spam")
+    return form
+
+
+def test_after_five_spam_marks_on_a_theme_a_new_one_is_held_as_learned(owner_api, public,
+                                                                     taught, user):
+    submit(public, taught, {"name": "Sam", "message": "SEO backlinks that boost ranking"})
+
+    held = latest()
+    assert held.status == "spam"
+    assert held.spam["reasons"] == ["learned"]
+    detail = held.spam["details"]["learned"]
+    assert "marked as spam" in detail
+    assert any(f'"{word}"' in detail for word in ("seo", "backlinks", "boost", "ranking"))
+    assert held.spam["score"] >= 0.9
+    user.refresh_from_db()
+    assert user.spam_marks == 5
+
+
+def test_an_ordinary_message_is_not_held_after_learning(public, taught):
+    submit(public, taught, {"name": "Ada", "email": "ada@example.com",
+                            "message": "Could we book a table for Friday evening? Thanks!"})
+    submit(public, taught, {"name": "Ada", "message": "Your website is lovely, how do I order?"})
+
+    assert [s.status for s in Submission.objects.order_by("-submitted_at")[:2]] == ["inbox"] * 2
+
+
+def test_not_spam_marks_teach_the_other_way(owner_api, public, taught):
+    for n, text in enumerate(THEME):
+        submit(public, taught, {"name": f"Client {n}", "message": text + " (for real)"})
+        mark(owner_api, taught, latest(), "not-spam")  # held or not, the owner says not spam
+
+    submit(public, taught, {"name": "Sam", "message": "SEO backlinks that boost ranking"})
+
+    assert latest().status == "inbox"
+
+
+def test_learning_is_per_account(public, taught, other_user):
+    from forms_app.services import form_create
+
+    elsewhere = form_create(owner=other_user, name="Other")
+
+    submit(public, elsewhere, {"name": "Sam", "message": "SEO backlinks that boost ranking"})
+
+    assert latest().status == "inbox"
+
+
+def test_the_same_mark_twice_teaches_once(owner_api, public, form, user):
+    from submissions.models import SpamWord
+
+    submit(public, form, {"message": "backlinks galore"})
+    submission = latest()
+    mark(owner_api, form, submission, "spam")
+    mark(owner_api, form, submission, "spam")
+
+    user.refresh_from_db()
+    assert user.spam_marks == 1
+    assert SpamWord.objects.get(owner=user, word="backlinks").spam == 1
