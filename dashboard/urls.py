@@ -23,6 +23,11 @@ urlpatterns = [
         views.submission_remove,
         name="dashboard-submission-delete",
     ),
+    path(
+        "forms/<str:form_id>/submissions/<uuid:submission_id>/mark",
+        views.submission_mark,
+        name="dashboard-submission-mark",
+    ),
     path("integrations", views.integrations_page, name="dashboard-integrations"),
     path("integrations/new", views.integration_create, name="dashboard-integration-create"),
     path("integrations/google", views.google_connect, name="dashboard-google"),

@@ -31,7 +31,7 @@ from pullapi.models import ApiKey
 from submissions.models import Submission
 from submissions.representation import submission_json
 from submissions.selectors import submissions_page
-from submissions.services import submission_delete
+from submissions.services import submission_delete, submission_mark_spam, submission_rescue
 
 PAGE_SIZE = 20
 
@@ -241,9 +241,12 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
         page = max(1, int(request.GET.get("page", 1)))
     except ValueError:
         page = 1
-    result = submissions_page(form, page=page, limit=PAGE_SIZE)
+    folder = "spam" if request.GET.get("folder") == "spam" else "inbox"
+    result = submissions_page(form, page=page, limit=PAGE_SIZE, status=folder)
     context = {
         "form": form,
+        "folder": folder,
+        "blocked_words_text": "\n".join(form.blocked_words),
         "submissions": [submission_json(row, with_meta=True) for row in result.rows],
         "page": page,
         "total_pages": max(1, result.total_pages),
@@ -270,6 +273,10 @@ def _form_settings(post) -> dict[str, Any]:
         ],
         "rateLimit": _whole_number(post.get("rateLimit") or "10"),
         "honeypotField": post.get("honeypotField") or None,
+        "spamFilter": "on" if post.get("spamFilter") else "off",
+        "blockedWords": [
+            line.strip() for line in post.get("blockedWords", "").splitlines() if line.strip()
+        ],
     }
     if post.get("captchaProvider"):
         data["captchaProvider"] = post["captchaProvider"]
@@ -313,6 +320,23 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
         messages.success(request, "Submission deleted.")
     page = request.POST.get("page", "1")
     return HttpResponseRedirect(f"/dashboard/forms/{form.pk}?page={page}#submissions")
+
+
+@login_required
+@require_POST
+def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
+    """The "Spam" and "Not spam" buttons; both teach the filter."""
+    form = _owned_form(request, form_id)
+    submission = Submission.objects.filter(form=form, pk=submission_id).first()
+    folder = request.POST.get("folder", "inbox")
+    if submission is not None:
+        if request.POST.get("mark") == "spam":
+            submission_mark_spam(submission=submission)
+            messages.success(request, "Moved to spam. The filter will learn from it.")
+        else:
+            submission_rescue(submission=submission)
+            messages.success(request, "Moved to the inbox, counted and delivered.")
+    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}?folder={folder}#submissions")
 
 
 # --- Integrations -------------------------------------------------------------------------

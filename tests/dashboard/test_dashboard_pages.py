@@ -337,3 +337,47 @@ def test_api_key_needs_a_name_and_a_form(owner, form):
 
     assert response.status_code == 400
     assert not ApiKey.objects.exists()
+
+
+def test_the_spam_folder_shows_why_and_rescues(owner, form, public):
+    form.blocked_words = ["casino"]
+    form.save()
+    submit(public, form, {"name": "Bot", "message": "casino night"})
+    held = Submission.objects.get()
+
+    page = page_text(owner.get(f"/dashboard/forms/{form.pk}?folder=spam"))
+    assert "Spam (1)" in page and "Inbox (0)" in page
+    assert "blocked_word: contains the blocked word &quot;casino&quot;" in page
+    assert "Not spam" in page
+
+    response = owner.post(f"/dashboard/forms/{form.pk}/submissions/{held.pk}/mark",
+                          {"mark": "not-spam", "folder": "spam"})
+
+    assert response.status_code == 302
+    held.refresh_from_db()
+    assert held.status == "inbox"
+    inbox = page_text(owner.get(f"/dashboard/forms/{form.pk}"))
+    assert "Inbox (1)" in inbox and "casino night" in inbox
+
+
+def test_the_spam_button_moves_a_submission_to_the_folder(owner, form, public):
+    submit(public, form, {"name": "Ada"})
+    submission = Submission.objects.get()
+
+    owner.post(f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/mark", {"mark": "spam"})
+
+    submission.refresh_from_db()
+    assert submission.status == "spam"
+
+
+def test_spam_settings_are_saved(owner, form):
+    owner.post(f"/dashboard/forms/{form.pk}/settings", {
+        "name": "Contact", "rateLimit": "10", "blockedWords": "casino\n  cheap pills \n"})
+    form.refresh_from_db()
+
+    assert form.blocked_words == ["casino", "cheap pills"]
+    assert form.spam_filter is False  # the box was not ticked
+    owner.post(f"/dashboard/forms/{form.pk}/settings",
+               {"name": "Contact", "rateLimit": "10", "spamFilter": "on"})
+    form.refresh_from_db()
+    assert form.spam_filter is True
