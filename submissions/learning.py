@@ -4,7 +4,7 @@ Every mark adds the submission's words to the owner's counts (``SpamWord``): to 
 "spam", to ``ham`` for "not spam"; a row per account holds the number of marks of each kind.
 A new submission is held as ``learned`` when it clearly resembles what the owner marked as
 spam: at least 3 of its words were each seen in 2 or more marks, those words make up at
-least 40% of its words, and the naive Bayes estimate over them (Robinson's smoothing, so a
+least half of its words, and the naive Bayes estimate over them (Robinson's smoothing, so a
 word seen once weighs little) is 0.9 or more. Common words (a stop list) never count, so an
 ordinary message does not resemble spam because both say "thanks". The reason's details name
 the words that weighed most.
@@ -26,11 +26,13 @@ from submissions.models import SpamWord
 from submissions.spam import LINK, Verdict, host_of, texts
 
 WORD = re.compile(r"[^\W\d_]{3,40}")
+EMAIL = re.compile(r"\S+@\S+")
+MIN_VALUE_WORDS = 3
 TOTALS = "#marks"  # the row that counts the marks themselves; '#' is never in a word
 MAX_WORDS = 200
 MIN_MARKS = 2  # a word counts once it was in this many marks
 MIN_WORDS = 3
-MIN_SHARE = 0.4
+MIN_SHARE = 0.5
 HOLD_AT = 0.9
 STRENGTH = 1.0  # Robinson's s: how much an unseen word's 0.5 weighs against the evidence
 STOP_WORDS = frozenset({
@@ -49,10 +51,14 @@ STOP_WORDS = frozenset({
 
 
 def words(data: list[list[Any]]) -> list[str]:
-    """The submission's distinct words and link hosts, in a stable order, at most 200."""
+    """The distinct words and link hosts of the submission's running text, in a stable order,
+    at most 200. Only values of 3 words or more count: names, addresses and phone numbers are
+    in every submission, spam or not, and would make any short message look like spam."""
     found: dict[str, None] = {}
     for text in texts(data):
-        for word in WORD.findall(text.lower()):
+        if len(text.split()) < MIN_VALUE_WORDS:
+            continue
+        for word in WORD.findall(EMAIL.sub(" ", text).lower()):
             if word not in STOP_WORDS:
                 found.setdefault(word, None)
         for link in LINK.findall(text):

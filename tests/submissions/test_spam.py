@@ -205,6 +205,23 @@ def test_not_spam_rescues_into_the_inbox_now_counted_and_delivered(
     assert [row["id"] for row in pulled] == [str(held.pk)]
 
 
+def test_a_rescue_reaches_an_incremental_sync_started_before_it(owner_api, public, blocking,
+                                                                puller):
+    from config.timefmt import iso
+
+    submit(public, blocking, {"name": "Ada", "message": "casino"})
+    held = Submission.objects.get()
+    # A sync's last cursor: after the arrival, before the rescue.
+    since = iso(held.submitted_at + timedelta(milliseconds=1))
+    pulled = puller.get("/api/v1/submissions", {"formId": str(blocking.pk), "since": since})
+    assert pulled.json()["data"] == []
+
+    owner_api.post(f"/api/v1/forms/{blocking.pk}/submissions/{held.pk}/not-spam")
+
+    pulled = puller.get("/api/v1/submissions", {"formId": str(blocking.pk), "since": since})
+    assert [row["id"] for row in pulled.json()["data"]] == [str(held.pk)]
+
+
 def test_not_spam_twice_counts_and_delivers_once(owner_api, public, blocking, user, hook,
                                                  receiver):
     submit(public, blocking, {"message": "casino"})
@@ -326,6 +343,13 @@ THEME = [
 ]
 
 
+ORDINARY = [
+    "Hi! Could you send me a quote for a website redesign? Thanks, Ada",
+    "I ordered the blue mug last week and it has not arrived yet.",
+    "Please add me to the newsletter, I loved your article on ranking tables.",
+]
+
+
 def mark(owner_api, form, submission, how: str):
     url = f"/api/v1/forms/{form.pk}/submissions/{submission.pk}/{how}"
     response = owner_api.post(url)
@@ -339,7 +363,9 @@ def latest() -> Submission:
 
 @pytest.fixture
 def taught(owner_api, public, form):
-    """Five submissions on one theme, each marked spam by the owner."""
+    """A few ordinary messages in the inbox, and five on one theme, each marked spam."""
+    for text in ORDINARY:
+        submit(public, form, {"name": "Client", "message": text})
     for n, text in enumerate(THEME):
         submit(public, form, {"name": f"Sender {n}", "message": text})
         mark(owner_api, form, latest(), "spam")
@@ -392,7 +418,7 @@ def test_learning_is_per_account(public, taught, other_user):
 def test_the_same_mark_twice_teaches_once(owner_api, public, form, user):
     from submissions.models import SpamWord
 
-    submit(public, form, {"message": "backlinks galore"})
+    submit(public, form, {"message": "backlinks galore for everyone"})
     submission = latest()
     mark(owner_api, form, submission, "spam")
     mark(owner_api, form, submission, "spam")
@@ -400,3 +426,21 @@ def test_the_same_mark_twice_teaches_once(owner_api, public, form, user):
     user.refresh_from_db()
     assert user.spam_marks == 1
     assert SpamWord.objects.get(owner=user, word="backlinks").spam == 1
+
+
+def test_names_and_addresses_never_count_as_learned_words():
+    from submissions.learning import words
+
+    data = [["name", "Sender Seven"], ["email", "s7@example.com"],
+            ["message", "Reply to ana@example.com about the garden party"]]
+
+    assert words(data) == ["reply", "garden", "party"]
+
+
+def test_a_short_message_from_a_regular_sender_is_not_held_after_learning(owner_api, public,
+                                                                          taught):
+    # The theme's senders all gave a name and an address: those are in every submission.
+    submit(public, taught, {"name": "Sender 1", "email": "s1@example.com",
+                            "message": "Please add me to your newsletter."})
+
+    assert latest().status == "inbox"
