@@ -78,10 +78,14 @@ def accept(request: HttpRequest, form: Form) -> Submission | None:
     verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip)
     if form.owner.spam_marks:
         learning.judge(verdict, owner_id=form.owner_id, data=data)
-    if verdict.held:
-        ticket.release()  # a held submission is not counted
-        return submission_hold(**stored, verdict=verdict.as_json())
-    return submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
+    try:
+        if verdict.held:
+            ticket.release()  # a held submission is not counted
+            return submission_hold(**stored, verdict=verdict.as_json())
+        return submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
+    except BaseException:
+        spam.forget(form.pk, data, ip)
+        raise
 
 
 def _checked_fields(request: HttpRequest, form: Form, ip: str) -> list[list] | None:

@@ -144,3 +144,17 @@ def _first_time(key: str) -> bool:
     except redis.Unavailable as error:
         redis.failed(error, "the duplicate check")
         return True
+
+
+def forget(form_id, data: list[list[Any]], ip: str) -> None:
+    """The submission was not stored after all (the database was away, say): its retry must
+    not be held as a duplicate of it."""
+    key = fingerprint(form_id, data, ip)
+    client = redis.client()
+    if client is None:
+        cache.delete(key)
+        return
+    try:
+        client.delete(key)
+    except redis.Unavailable as error:
+        redis.failed(error, "forgetting a fingerprint")

@@ -29,9 +29,11 @@ def test_a_submission_during_an_outage_is_a_503_and_can_be_sent_again(
     assert response["Retry-After"] == "5"
     assert response.json()["error"] == "service_unavailable"
     monkeypatch.undo()
-    # Its quota reservation was given back: the one submission of the month still goes in.
+    # Its quota reservation was given back: the one submission of the month still goes in,
+    # into the inbox: the failed attempt does not make the retry a duplicate.
     assert submit(public, form).status_code == 200
     assert Submission.objects.count() == 1
+    assert Submission.inbox.count() == 1
 
 
 def test_an_html_form_post_during_an_outage_gets_a_503_page(public, form, monkeypatch):
