@@ -2,8 +2,13 @@
 
 from django.db import migrations, models
 
+from config.migration_ops import AddIndexOnline, RemoveIndexOnline
+
 
 class Migration(migrations.Migration):
+    # The indexes are built and dropped CONCURRENTLY on PostgreSQL, which no transaction may
+    # hold; the new ones come first, so the inbox's reads always have an index.
+    atomic = False
 
     dependencies = [
         ('forms_app', '0006_spam_folder'),
@@ -11,10 +16,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RemoveIndex(
-            model_name='submission',
-            name='submission_form_time_id',
-        ),
         migrations.AddField(
             model_name='submission',
             name='received_at',
@@ -30,12 +31,16 @@ class Migration(migrations.Migration):
             name='status',
             field=models.CharField(choices=[('inbox', 'Inbox'), ('spam', 'Spam')], db_default='inbox', default='inbox', max_length=5),
         ),
-        migrations.AddIndex(
+        AddIndexOnline(
             model_name='submission',
             index=models.Index(condition=models.Q(('status', 'inbox')), fields=['form', 'submitted_at', 'id'], name='submission_inbox_time_id'),
         ),
-        migrations.AddIndex(
+        AddIndexOnline(
             model_name='submission',
             index=models.Index(condition=models.Q(('status', 'spam')), fields=['form', 'submitted_at', 'id'], name='submission_spam_time_id'),
+        ),
+        RemoveIndexOnline(
+            model_name='submission',
+            name='submission_form_time_id',
         ),
     ]
