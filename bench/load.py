@@ -168,7 +168,8 @@ def parse_wrk(text: str) -> dict:
 async def submit_one(reader, writer, host: str, paths: list[str], index: int) -> int:
     """One JSON submission on a kept-alive connection, from client address number ``index``;
     its status."""
-    body = json.dumps({**BODY, "ref": str(index)}).encode()
+    # Unique across phases too (the warm-up and the burst reuse indexes, and so addresses).
+    body = json.dumps({**BODY, "ref": f"{time.monotonic_ns()}-{index}"}).encode()
     ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 254 + 1}"
     writer.write(
         f"POST {paths[index % len(paths)]} HTTP/1.1\r\nHost: {host}\r\n"
