@@ -291,3 +291,33 @@ def test_status_counts_the_deliveries_that_failed_for_good(
 
     call_command("retry_deliveries", "--integration", str(hook.pk))
     assert owner_api.get(status_url).json()["failedDeliveries"] == 0
+
+
+def test_a_delivery_run_that_loses_the_database_tries_again(public, form, hook, receiver,
+                                                            broker, monkeypatch):
+    """The database went away mid-run: the task runs again (every few seconds in a worker)
+    instead of leaving the rows to the sweeper's five-minute wait."""
+    from celery.exceptions import Retry
+    from django.db import OperationalError
+
+    from integrations import services, tasks
+
+    real, calls = services.deliveries_run_due, []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("terminating connection due to administrator command")
+        return real()
+
+    broker.silent()
+    submit(public, form, {"name": "Ada"})
+    monkeypatch.setattr(services, "deliveries_run_due", flaky)
+    broker.up()
+
+    with pytest.raises(Retry):  # a retry is asked for, not a failure left to the sweeper
+        tasks.deliver_due.apply()
+    tasks.deliver_due.apply()  # the retried message
+
+    assert len(calls) == 2
+    assert len(receiver.requests) == 1
