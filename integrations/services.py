@@ -154,9 +154,14 @@ def sheets_integration_create(
 # --- The outbox -----------------------------------------------------------------------------
 
 
-def deliveries_insert(submission_id, owner_id, form_id) -> tuple[str, list]:
+def deliveries_insert(
+    submission_id, owner_id, form_id, *, missing_only: bool = False
+) -> tuple[str, list]:
     """SQL and parameters that insert one pending delivery per matching integration of a
-    submission, answering their ids: one statement for any number of integrations."""
+    submission, answering their ids: one statement for any number of integrations.
+
+    ``missing_only`` skips integrations that already have a delivery of this submission (a
+    rescue of one that was in the inbox before: what was made, or failed, stays as it is)."""
     now = connection.ops.adapt_datetimefield_value(clock.now())
     uuid_sql = "gen_random_uuid()" if connection.vendor == "postgresql" else (
         "lower(hex(randomblob(16)))"
@@ -166,8 +171,14 @@ def deliveries_insert(submission_id, owner_id, form_id) -> tuple[str, list]:
         "event_type, state, attempts, next_attempt_at, queued_at, created_at) "
         f"SELECT {uuid_sql}, i.id, %s, %s, %s, 0, %s, %s, %s "
         f"FROM {Integration._meta.db_table} i WHERE i.owner_id = %s AND i.enabled = %s "
-        "AND (i.form_id IS NULL OR i.form_id = %s) RETURNING id"
+        "AND (i.form_id IS NULL OR i.form_id = %s)"
     )
+    if missing_only:
+        sql += (
+            f" AND NOT EXISTS (SELECT 1 FROM {Delivery._meta.db_table} d "
+            "WHERE d.integration_id = i.id AND d.submission_id = %s)"
+        )
+    sql += " RETURNING id"
     params = [
         rawsql.db_id(Submission, submission_id),
         "submission.created",
@@ -179,21 +190,34 @@ def deliveries_insert(submission_id, owner_id, form_id) -> tuple[str, list]:
         True,
         rawsql.db_id(Form, form_id),
     ]
+    if missing_only:
+        params.append(rawsql.db_id(Submission, submission_id))
     return sql, params
 
 
-def deliveries_record(*, submission: Submission) -> list:
+def deliveries_record(*, submission: Submission, missing_only: bool = False) -> list:
     """Inside the submission's transaction: one pending delivery per matching integration.
 
     Workers are nudged after commit."""
     form = submission.form
-    sql, params = deliveries_insert(submission.pk, form.owner_id, form.pk)
+    sql, params = deliveries_insert(
+        submission.pk, form.owner_id, form.pk, missing_only=missing_only
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         ids = [row[0] for row in cursor.fetchall()]
     if ids:
         transaction.on_commit(lambda: deliveries_queue(ids), robust=True)
     return ids
+
+
+def deliveries_drop_pending(*, submission_id) -> int:
+    """A submission marked spam is not delivered any more: its deliveries still waiting are
+    dropped. One a worker has already taken goes ahead (it may be on the wire), and one made or
+    failed stays in the ledger."""
+    return Delivery.objects.filter(
+        submission_id=submission_id, state=DeliveryState.PENDING
+    ).delete()[0]
 
 
 def _wake_workers(what: str) -> bool:

@@ -67,22 +67,32 @@ def words(data: list[list[Any]]) -> list[str]:
     return list(found)[:MAX_WORDS]
 
 
-def learn(*, owner_id, data: list[list[Any]], is_spam: bool) -> None:
-    """Count one mark: the submission's words, and the mark itself."""
+def learn(*, owner_id, data: list[list[Any]], is_spam: bool, reverses: bool = False) -> None:
+    """Count one mark: the submission's words, and the mark itself.
+
+    ``reverses``: the owner changed their mind about a submission marked the other way, so
+    that mark's counts are taken back as this one's are added; the number of marked
+    submissions stays the same."""
     table = rawsql.table(SpamWord)
     rows = [TOTALS, *words(data)]
     spam, ham = (1, 0) if is_spam else (0, 1)
+    if reverses:
+        spam, ham = (1, -1) if is_spam else (-1, 1)
     owner = rawsql.db_id(User, owner_id)
     values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
-    params = [value for word in rows for value in (owner, word, spam, ham)]
+    params = [value for word in rows for value in (owner, word, max(spam, 0), max(ham, 0))]
     with transaction.atomic(), connection.cursor() as cursor:
+        # A count never goes below 0, even for counts kept from before reversals were
+        # taken back.
         cursor.execute(
             f"INSERT INTO {table} (owner_id, word, spam, ham) VALUES {values} "
-            f"ON CONFLICT (owner_id, word) DO UPDATE SET spam = {table}.spam + excluded.spam, "
-            f"ham = {table}.ham + excluded.ham",
-            params,
+            f"ON CONFLICT (owner_id, word) DO UPDATE SET "
+            f"spam = CASE WHEN {table}.spam + %s < 0 THEN 0 ELSE {table}.spam + %s END, "
+            f"ham = CASE WHEN {table}.ham + %s < 0 THEN 0 ELSE {table}.ham + %s END",
+            [*params, spam, spam, ham, ham],
         )
-        User.objects.filter(pk=owner_id).update(spam_marks=F("spam_marks") + 1)
+        if not reverses:
+            User.objects.filter(pk=owner_id).update(spam_marks=F("spam_marks") + 1)
 
 
 def judge(verdict: Verdict, *, owner_id, data: list[list[Any]]) -> None:

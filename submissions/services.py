@@ -13,7 +13,11 @@ from accounts.models import User, current_month
 from config import clock
 from config.dbtime import DatabaseNow
 from forms_app.models import Form
-from integrations.services import deliveries_queue, deliveries_record
+from integrations.services import (
+    deliveries_drop_pending,
+    deliveries_queue,
+    deliveries_record,
+)
 from submissions import admission, field_names, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Status, Submission
@@ -129,10 +133,13 @@ def submission_rescue(*, submission: Submission) -> Submission:
     """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
     submitted_at becomes now, so incremental pull syncs (which read past their cursor) see it;
-    received_at keeps the first arrival. One already in the inbox stays as it is.
+    received_at keeps the first arrival. One already in the inbox stays as it is. One that was
+    in the inbox before it was marked spam was counted then, and is not counted again; it is
+    delivered only to the integrations that have no delivery of it yet.
     """
     form = submission.form
     with _sqlite_writer(), transaction.atomic():
+        counted = was_counted(submission)
         moved = Submission.objects.filter(pk=submission.pk, status=Status.SPAM).update(
             status=Status.INBOX,
             received_at=Coalesce("received_at", "submitted_at"),
@@ -141,21 +148,30 @@ def submission_rescue(*, submission: Submission) -> Submission:
         _teach(submission, is_spam=False)  # confirming one in the inbox teaches too
         if moved:
             field_names.record(form, submission.data)
-            month = current_month()
-            quota.record(form.owner_id, month)
             submission.refresh_from_db()
             submission.form = form
-            deliveries_record(submission=submission)
-            transaction.on_commit(lambda: admission.recount(form.owner_id, month))
+            deliveries_record(submission=submission, missing_only=counted)
+            if not counted:
+                month = current_month()
+                quota.record(form.owner_id, month)
+                transaction.on_commit(lambda: admission.recount(form.owner_id, month))
     submission.refresh_from_db()
     return submission
 
 
+def was_counted(submission: Submission) -> bool:
+    """Whether the submission has been in the inbox (and so counted toward the month): the
+    filter held it on arrival only if its verdict has reasons, and a rescue sets received_at."""
+    held_on_arrival = bool((submission.spam or {}).get("reasons"))
+    return not held_on_arrival or submission.received_at is not None
+
+
 def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
-    made, and the monthly count is not given back."""
+    made, those still waiting are dropped, and the monthly count is not given back."""
     with _sqlite_writer(), transaction.atomic():
         Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
+        deliveries_drop_pending(submission_id=submission.pk)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
     return submission
@@ -165,11 +181,15 @@ def _teach(submission: Submission, *, is_spam: bool) -> None:
     """A mark teaches the filter once: marking the same way again adds nothing."""
     mark = "spam" if is_spam else "ham"
     verdict = dict(submission.spam or {})
-    if verdict.get("mark") == mark:
+    previous = verdict.get("mark")
+    if previous == mark:
         return
     verdict["mark"] = mark
     Submission.objects.filter(pk=submission.pk).update(spam=verdict)
-    learning.learn(owner_id=submission.form.owner_id, data=submission.data, is_spam=is_spam)
+    learning.learn(
+        owner_id=submission.form.owner_id, data=submission.data, is_spam=is_spam,
+        reverses=previous is not None,
+    )
 
 
 SPAM_KEPT = timedelta(days=30)

@@ -248,6 +248,63 @@ def test_spam_moves_a_submission_out_of_the_pull_api(owner_api, public, form, us
     assert folder(owner_api, form, "spam")["total"] == 1
 
 
+def test_spam_drops_deliveries_still_waiting_and_keeps_those_made(owner_api, public, form,
+                                                                  user, receiver, settings):
+    from integrations.models import DeliveryState
+
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    made = integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/a"})
+    submit(public, form, {"name": "Ada", "message": "Hello there"})
+    submission = Submission.objects.get()
+    assert Delivery.objects.get(integration=made).state == DeliveryState.DELIVERED
+    # A second integration whose delivery has not gone out yet.
+    waiting = integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/b"})
+    Delivery.objects.create(integration=waiting, submission=submission,
+                            next_attempt_at=submission.submitted_at + timedelta(hours=1))
+
+    mark(owner_api, form, submission, "spam")
+
+    assert list(Delivery.objects.values_list("integration_id", "state")) == [
+        (made.pk, DeliveryState.DELIVERED)
+    ]
+    assert len(receiver.requests) == 1
+
+
+def test_a_rescue_after_a_mistaken_spam_mark_counts_and_delivers_nothing_twice(
+    owner_api, public, form, user, receiver, settings
+):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    made = integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/a"})
+    submit(public, form, {"name": "Ada", "message": "Hello there"})
+    submission = Submission.objects.get()
+    waiting = integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/b"})
+    Delivery.objects.create(integration=waiting, submission=submission,
+                            next_attempt_at=submission.submitted_at + timedelta(hours=1))
+    mark(owner_api, form, submission, "spam")
+
+    body = mark(owner_api, form, submission, "not-spam")
+
+    assert body["status"] == "inbox"
+    assert usage(user) == 1  # counted on arrival, not again
+    # The first integration had it; the second, whose delivery was dropped, gets it now.
+    assert sorted(r.path for r in receiver.requests) == ["/a", "/b"]
+    assert Delivery.objects.filter(integration=made).count() == 1
+
+
+def test_a_held_submission_confirmed_then_rescued_is_counted_once(owner_api, public, blocking,
+                                                                  user, hook, receiver):
+    submit(public, blocking, {"name": "Ada", "message": "I love the casino scene"})
+    held = Submission.objects.get()
+
+    mark(owner_api, blocking, held, "spam")  # the owner agrees with the filter
+    mark(owner_api, blocking, held, "not-spam")
+    mark(owner_api, blocking, held, "spam")
+    mark(owner_api, blocking, held, "not-spam")
+
+    assert usage(user) == 1
+    assert len(receiver.requests) == 1
+
+
 def test_marks_on_another_owners_submission_are_404(other_api, public, form):
     submit(public, form, {"name": "Ada"})
     submission = Submission.objects.get()
@@ -426,6 +483,32 @@ def test_the_same_mark_twice_teaches_once(owner_api, public, form, user):
     user.refresh_from_db()
     assert user.spam_marks == 1
     assert SpamWord.objects.get(owner=user, word="backlinks").spam == 1
+
+
+def test_a_reversed_mark_takes_back_what_the_first_taught(owner_api, public, form, user):
+    from submissions.models import SpamWord
+
+    submit(public, form, {"message": "backlinks galore for everyone"})
+    submission = latest()
+    mark(owner_api, form, submission, "spam")
+
+    mark(owner_api, form, submission, "not-spam")
+
+    user.refresh_from_db()
+    assert user.spam_marks == 1  # one marked submission
+    word = SpamWord.objects.get(owner=user, word="backlinks")
+    assert (word.spam, word.ham) == (0, 1)
+    totals = SpamWord.objects.get(owner=user, word="#marks")
+    assert (totals.spam, totals.ham) == (0, 1)
+
+
+def test_a_theme_marked_by_mistake_and_taken_back_holds_nothing(owner_api, public, taught):
+    for submission in Submission.objects.filter(status="spam"):
+        mark(owner_api, taught, submission, "not-spam")
+
+    submit(public, taught, {"name": "Sam", "message": "SEO backlinks that boost ranking"})
+
+    assert latest().status == "inbox"
 
 
 def test_names_and_addresses_never_count_as_learned_words():
