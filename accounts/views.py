@@ -37,7 +37,6 @@ class PublicAuthView(APIView):
         super().initial(request, *args, **kwargs)
         if self.throttle_group:
             ratelimit.enforce(
-                request,
                 f"auth:{self.throttle_group}",
                 rate_key(client_ip(request)),
                 self.throttle_per_minute,

@@ -33,7 +33,7 @@ def limited(group: str):
         def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             try:
                 key = rate_key(client_ip(request))
-                ratelimit.enforce(request, f"page:{group}", key, PER_MINUTE)
+                ratelimit.enforce(f"page:{group}", key, PER_MINUTE)
             except ServiceError as error:
                 return too_many(error)
             return view(request, *args, **kwargs)

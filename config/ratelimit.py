@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
 from config import redis
@@ -96,13 +95,13 @@ class Usage:
 PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def hit(request: HttpRequest, group: str, key: str, limit: int, period: str = "m") -> Usage:
+def hit(group: str, key: str, limit: int, period: str = "m") -> Usage:
     """Count one request against ``limit`` per ``period`` for ``key``; atomic in the cache,
     or, while the shared cache is away, in this process's memory."""
     if redis.available():
         try:
             usage = get_usage(
-                request,
+                None,  # it reads a request only for method rules and named keys: none here
                 group=group,
                 key=lambda _group, _request: key,
                 rate=f"{limit}/{period}",
@@ -125,8 +124,8 @@ def _usage(limit: int, count: int, seconds_left: int) -> Usage:
     )
 
 
-def enforce(request: HttpRequest, group: str, key: str, limit: int, period: str = "m") -> Usage:
-    usage = hit(request, group, key, limit, period)
+def enforce(group: str, key: str, limit: int, period: str = "m") -> Usage:
+    usage = hit(group, key, limit, period)
     if usage.exceeded:
         raise retry_later("rate_limited", "Too many requests. Try again later.", usage.retry_after)
     return usage

@@ -37,7 +37,7 @@ class PullApiView(APIView):
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
         api_key: ApiKey = request.auth
-        self.usage = ratelimit.hit(request, "pull", str(api_key.pk), REQUESTS_PER_MINUTE)
+        self.usage = ratelimit.hit("pull", str(api_key.pk), REQUESTS_PER_MINUTE)
         if self.usage.exceeded:
             raise ServiceError(
                 "rate_limited",

@@ -22,13 +22,12 @@ import math
 from dataclasses import dataclass
 from datetime import date
 
-from django.http import HttpRequest
-
 from accounts import quota
 from accounts.models import current_month
 from config import ratelimit, redis
 from config.errors import ServiceError, retry_later
 from forms_app.models import Form
+from submissions.visit import Visit
 
 RATE_WINDOW_SECONDS = 60
 
@@ -106,26 +105,26 @@ def recount(user_id, month: date) -> None:
         _stale_quota_keys.add(key)
 
 
-def admit(request: HttpRequest, form: Form, ip: str) -> Ticket:
+def admit(visit: Visit, form: Form) -> Ticket:
     """Rate limit, then monthly limit, in the contract's order; raises ServiceError."""
     owner = form.owner
     ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False)
     client = redis.client()
     if client is not None and redis.available():
         try:
-            return _admit_in_redis(client, form, ip, ticket)
+            return _admit_in_redis(client, form, visit.rate_key, ticket)
         except redis.Unavailable as error:
             redis.failed(error, "intake admission")
     if client is not None:
         _stale_quota_keys.add(quota.redis_key(owner.pk, ticket.month))
     # Without Redis, or while it is away: the cache's window, which is then this process's.
-    ratelimit.enforce(request, f"submit:{form.pk}", ip, form.rate_limit)
+    ratelimit.enforce(f"submit:{form.pk}", visit.rate_key, form.rate_limit)
     if quota.used(owner.pk, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
     return ticket  # the quota is checked again inside the storing transaction
 
 
-def _admit_in_redis(client, form: Form, ip: str, ticket: Ticket) -> Ticket:
+def _admit_in_redis(client, form: Form, address: str, ticket: Ticket) -> Ticket:
     if _stale_quota_keys:
         stale = _stale_quota_keys.copy()
         client.delete(*stale)
@@ -133,7 +132,7 @@ def _admit_in_redis(client, form: Form, ip: str, ticket: Ticket) -> Ticket:
     owner = form.owner
     now = ratelimit.now()
     window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
-    rate_key = f"formflow:rate:submit:{form.pk}:{ip}:{window}"
+    rate_key = f"formflow:rate:submit:{form.pk}:{address}:{window}"
     keys = [rate_key, quota.redis_key(owner.pk, ticket.month)]
     gate = _script(client)
     args = [form.rate_limit, RATE_WINDOW_SECONDS + 1, ticket.limit, 1]

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
-
-from django.http import HttpRequest
+from collections.abc import Callable
 
 from config.errors import ServiceError
-from config.net import client_ip
 from forms_app.models import Form
-from forms_app.origins import normalize_origin, origin_of_url
-from submissions import admission, captcha, learning, payload, spam
+from submissions import admission, captcha, learning, spam
 from submissions.models import Submission
 from submissions.services import submission_create, submission_hold
+from submissions.visit import Visit
 
 
 # Each error is made fresh for every request: raising one shared instance again and again would
@@ -37,44 +34,30 @@ def empty_submission() -> ServiceError:
     return ServiceError("empty_submission", "The submission has no fields.", 400)
 
 
-def request_origin(request: HttpRequest) -> str:
-    origin = request.headers.get("Origin")
-    if origin and origin != "null":
-        return normalize_origin(origin) or ""
-    referer = request.headers.get("Referer")
-    return (origin_of_url(referer) or "") if referer else ""
-
-
 def origin_allowed(form: Form, origin: str) -> bool:
     return not form.allowed_origins or origin in form.allowed_origins
 
 
-def _valid_ip(value: str) -> str | None:
-    try:
-        return str(ipaddress.ip_address(value))
-    except ValueError:
-        return None
+def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> Submission | None:
+    """Run every check and store the submission; None when a honeypot caught a bot.
 
-
-def accept(request: HttpRequest, form: Form) -> Submission | None:
-    """Run every check and store the submission; None when a honeypot caught a bot."""
-    origin = request_origin(request)
-    if not origin_allowed(form, origin):
+    ``read_fields`` parses the body: called only once the visit is admitted."""
+    if not origin_allowed(form, visit.origin):
         raise origin_not_allowed()
-    ip = client_ip(request)
-    ticket = admission.admit(request, form, ip)
+    ticket = admission.admit(visit, form)
     try:
-        data = _checked_fields(request, form, ip)
+        data = _checked_fields(read_fields(), visit, form)
     except BaseException:
         ticket.release()
         raise
     if data is None:
         ticket.release()
         return None
-    stored = {"form": form, "data": data, "ip": _valid_ip(ip), "origin": origin,
-              "user_agent": request.headers.get("User-Agent", "")}
+    stored = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
+              "user_agent": visit.user_agent}
     if not form.spam_filter:
         return submission_create(**stored, ticket=ticket)
+    ip = visit.ip or ""
     verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip)
     if form.owner.spam_marks:
         learning.judge(verdict, owner_id=form.owner_id, data=data)
@@ -88,9 +71,8 @@ def accept(request: HttpRequest, form: Form) -> Submission | None:
         raise
 
 
-def _checked_fields(request: HttpRequest, form: Form, ip: str) -> list[list] | None:
-    """The fields to store, after size, honeypot and CAPTCHA; None for a honeypot catch."""
-    data = payload.read_fields(request)
+def _checked_fields(data: list[list], visit: Visit, form: Form) -> list[list] | None:
+    """The fields to store, after honeypot and CAPTCHA; None for a honeypot catch."""
     fields = dict(data)
     if form.honeypot_field and fields.get(form.honeypot_field) not in (None, "", []):
         return None
@@ -98,7 +80,8 @@ def _checked_fields(request: HttpRequest, form: Form, ip: str) -> list[list] | N
         provider = form.captcha_provider
         token = fields.get(captcha.token_field(provider))
         if not isinstance(token, str) or not captcha.verify(
-            provider=provider, secret=form.recaptcha_secret, token=token, remote_ip=ip
+            provider=provider, secret=form.recaptcha_secret, token=token,
+            remote_ip=visit.ip or "",
         ):
             raise captcha_failed()
     hidden = {*captcha.TOKEN_FIELDS, form.honeypot_field}

@@ -2,47 +2,36 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from config.errors import ServiceError
 from forms_app.models import Form
-from submissions.intake import origin_allowed, request_origin
+from submissions.intake import origin_allowed
+from submissions.visit import Visit
 
 SUCCESS_MESSAGE = "Thanks! Your submission was received."
-JSON_TYPES = ("application/json",)
-
-
-def wants_json(request: HttpRequest) -> bool:
-    content_type = request.content_type or ""
-    if content_type in JSON_TYPES or content_type.endswith("+json"):
-        return True
-    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
 
 
 class Responder:
-    def __init__(self, request: HttpRequest, form: Form | None) -> None:
-        self.request = request
+    def __init__(self, visit: Visit, form: Form | None) -> None:
+        self.visit = visit
         self.form = form
-        self.json = wants_json(request)
+        self.json = visit.wants_json
 
     def cors(self, response: HttpResponse) -> HttpResponse:
         response["Vary"] = "Origin"
-        origin = self.request.headers.get("Origin")
-        if origin and (
-            self.form is None or origin_allowed(self.form, request_origin(self.request))
-        ):
-            response["Access-Control-Allow-Origin"] = origin
+        sent = self.visit.origin_header
+        if sent and (self.form is None or origin_allowed(self.form, self.visit.origin)):
+            response["Access-Control-Allow-Origin"] = sent
             response["Access-Control-Expose-Headers"] = "Retry-After"
         return response
 
-    def preflight(self) -> HttpResponse:
+    def preflight(self, requested_headers: str) -> HttpResponse:
         response = HttpResponse(status=204)
         response["Access-Control-Allow-Methods"] = "POST, OPTIONS"
-        response["Access-Control-Allow-Headers"] = self.request.headers.get(
-            "Access-Control-Request-Headers", "Content-Type, Accept"
-        )
+        response["Access-Control-Allow-Headers"] = requested_headers or "Content-Type, Accept"
         response["Access-Control-Max-Age"] = "86400"
         return self.cors(response)
 

@@ -13,8 +13,9 @@ from rest_framework.views import APIView
 from config.errors import ServiceError, database_unavailable, default_error, json_error
 from forms_app.models import Form
 from forms_app.selectors import public_form
-from submissions import intake
+from submissions import intake, payload
 from submissions.responders import Responder
+from submissions.visit import Visit
 
 
 class FirstRenderer(BaseContentNegotiation):
@@ -50,7 +51,7 @@ class SubmitView(APIView):
         if request.method == "POST":
             return self.submit(request, slug)
         if request.method == "OPTIONS":
-            return Responder(request, self.form(slug)).preflight()
+            return self.preflight(request, slug)
         response = json_error(405, *default_error(405))
         response["Allow"] = "POST, OPTIONS"
         return response
@@ -58,19 +59,24 @@ class SubmitView(APIView):
     def form(self, slug: str) -> Form | None:
         return public_form(slug)
 
+    def preflight(self, request: HttpRequest, slug: str) -> HttpResponse:
+        requested = request.headers.get("Access-Control-Request-Headers", "")
+        return Responder(Visit.of(request), self.form(slug)).preflight(requested)
+
     def submit(self, request: HttpRequest, slug: str) -> HttpResponse:
+        visit = Visit.of(request)
         form = None
         try:
             form = self.form(slug)
             if form is None:
                 raise intake.form_not_found()
-            intake.accept(request, form)
+            intake.accept(visit, form, lambda: payload.read_fields(request))
         except ServiceError as error:
-            return Responder(request, form).error(error)
+            return Responder(visit, form).error(error)
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
-            return Responder(request, form).error(database_unavailable())
-        return Responder(request, form).success()
+            return Responder(visit, form).error(database_unavailable())
+        return Responder(visit, form).success()
 
     @extend_schema(
         summary="Submit a form",
@@ -99,7 +105,7 @@ class SubmitView(APIView):
 
     @extend_schema(exclude=True)
     def options(self, request: Request, slug: str) -> HttpResponse:
-        return Responder(request._request, self.form(slug)).preflight()
+        return self.preflight(request._request, slug)
 
 
 def thanks(request) -> HttpResponse:

@@ -250,6 +250,20 @@ def test_rate_limit_is_per_ip_per_form(public, form, user):
     assert Submission.objects.filter(form=form).count() == 3
 
 
+def test_an_ipv6_client_is_counted_per_64_and_its_own_address_is_stored(public, form):
+    # One client usually holds a whole /64; rotating through it must not reset the limit.
+    form.rate_limit = 2
+    form.save()
+
+    assert submit(public, form, REMOTE_ADDR="2001:db8:1:2::1").status_code == 200
+    assert submit(public, form, REMOTE_ADDR="2001:db8:1:2::ffff").status_code == 200
+    assert submit(public, form, REMOTE_ADDR="2001:db8:1:2:abcd::9").status_code == 429
+    assert submit(public, form, REMOTE_ADDR="2001:db8:1:3::1").status_code == 200
+
+    stored = Submission.objects.values_list("ip", flat=True)
+    assert sorted(stored) == ["2001:db8:1:2::1", "2001:db8:1:2::ffff", "2001:db8:1:3::1"]
+
+
 def test_rate_limited_html_post_gets_html_page_with_retry_after(public, form):
     form.rate_limit = 1
     form.save()

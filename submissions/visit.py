@@ -1,0 +1,64 @@
+"""What the public endpoint needs to know about one request, read from it once.
+
+The checks (intake.py, admission.py, spam.py) and the answer (responders.py) take this plain
+value instead of the ``HttpRequest``, so each header is interpreted in one place: the origin
+that ``allowedOrigins`` is checked against is the one CORS echoes, and the address the rate
+limit counts is the one stored. The body is not in it: the contract answers 403 and 429
+before it looks at the body (413), so the fields are read after admission.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+from config.net import client_ip, rate_key
+from forms_app.origins import normalize_origin, origin_of_url
+
+JSON_TYPES = ("application/json",)
+
+
+@dataclass(frozen=True, slots=True)
+class Visit:
+    origin: str  # the page's origin, from Origin or else Referer, normalised; "" if neither
+    origin_header: str  # the Origin header as sent, echoed by CORS; "" if none
+    ip: str | None  # the client's address as stored, None if it is not an address
+    rate_key: str  # what the per-address rate limit counts: the address, or its IPv6 /64
+    user_agent: str
+    wants_json: bool  # answer in JSON, else with pages and redirects
+
+    @classmethod
+    def of(cls, request: HttpRequest) -> Visit:
+        address = client_ip(request)
+        return cls(
+            origin=_origin(request),
+            origin_header=request.headers.get("Origin", ""),
+            ip=_valid_ip(address),
+            rate_key=rate_key(address),
+            user_agent=request.headers.get("User-Agent", ""),
+            wants_json=_wants_json(request),
+        )
+
+
+def _origin(request: HttpRequest) -> str:
+    origin = request.headers.get("Origin")
+    if origin and origin != "null":
+        return normalize_origin(origin) or ""
+    referer = request.headers.get("Referer")
+    return (origin_of_url(referer) or "") if referer else ""
+
+
+def _valid_ip(value: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        return None
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    content_type = request.content_type or ""
+    if content_type in JSON_TYPES or content_type.endswith("+json"):
+        return True
+    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
