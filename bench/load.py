@@ -374,6 +374,8 @@ def run(args: argparse.Namespace) -> None:
         drain(env, hook_port)
         runs = [measured_run(args, env, base, paths, hook_port, children)
                 for _ in range(args.runs)]
+        if args.profile:
+            profiled(args, base, paths, children)
         report["formflow_runs_rps"] = [run["formflow"]["rps"] for run in runs]
         report.update(max(runs, key=lambda run: run["formflow"]["rps"]))
         half = report["formflow"]["rps"] / 2
@@ -404,6 +406,25 @@ def spread(web_pid: int, load) -> dict:
         round(cpu_seconds(pid) - spent, 1) for pid, spent in zip(processes, before, strict=True)
     ]
     return result
+
+
+def profiled(args, base: str, paths: list[str], children: dict) -> None:
+    """One more full-load run (not reported: the sampler takes CPU too) with py-spy sampling
+    the web and worker processes; collapsed stacks go to --profile, one file a group. Only
+    the thread holding the GIL is sampled: where the CPU goes, not where threads wait."""
+    folder = Path(args.profile).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    samplers = [
+        subprocess.Popen([args.py_spy, "record", "--pid", str(child.pid), "--subprocesses",
+                          "--duration", str(args.seconds), "--format", "raw", "--nonblocking",
+                          "--gil", "--output", str(folder / f"{name}.txt")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for name, child in children.items() if name in ("web", "worker")
+    ]
+    wrk(base, paths, args.seconds, args.connections)
+    for sampler in samplers:
+        sampler.wait(timeout=args.seconds + 60)
+    print(f"profiles in {folder}", file=sys.stderr)
 
 
 def measured_run(args, env: dict, base: str, paths: list[str], hook_port: int,
@@ -494,6 +515,9 @@ def main() -> None:
                         help="full-load runs of each; the best is reported (gunicorn may give"
                         " one worker process most connections in a run)")
     parser.add_argument("--keep", action="store_true", help="keep the logs and data folder")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="after the measured runs, one run sampled by py-spy into DIR")
+    parser.add_argument("--py-spy", default="py-spy", help="the py-spy command (PyPI)")
     run(parser.parse_args())
 
 

@@ -238,6 +238,7 @@ def deliveries_queue(ids: list, *, force: bool = False) -> None:
         return
     if not _wake_workers(f"{len(ids)} deliveries"):
         nudge.take_flag()  # no message is on its way: the next commit must try again
+        nudge.forget()
         Delivery.objects.filter(pk__in=ids).update(queued_at=None)
 
 
@@ -262,19 +263,35 @@ RENEW_BEFORE = timedelta(seconds=12)
 RUN_DUE_BUDGET_SECONDS = 20.0  # then the task hands over, well inside its time limit
 
 
+LINGER_POLL_SECONDS = 0.02
+
+
 def deliveries_run_due() -> int:
-    """A worker's loop: claim due deliveries in batches and attempt them until none is left.
+    """A worker's loop: claim due deliveries in batches and attempt them until none is left,
+    then linger a moment for more (integrations/nudge.py), holding the flag up.
 
     When a whole batch was due, another message asks a second worker to help. After the
     budget the task hands over to a fresh message, so no task nears its time limit.
     """
     began, done, helped = time.monotonic(), 0, False
+    idle_since: float | None = None
+    renewed = 0.0
     while True:
+        now = time.monotonic()
+        if now - renewed > nudge.RENEW_EVERY_SECONDS:
+            nudge.hold_flag()
+            renewed = now
         ids = deliveries_claim_batch(BATCH_SIZE)
         if not ids:
-            if nudge.take_flag():
-                continue  # a commit raised it meanwhile: look again
-            return done
+            idle_since = idle_since or now
+            if now - idle_since < settings.DELIVERY_LINGER_SECONDS:
+                _wait_for_due(idle_since + settings.DELIVERY_LINGER_SECONDS)
+                continue
+            if _handed_back():
+                return done
+            renewed, idle_since = 0.0, None  # work came in the grace: on with it
+            continue
+        idle_since = None
         if len(ids) == BATCH_SIZE and not helped:
             # One helper a run: it loops like this one until nothing is due.
             helped = _wake_workers("a helper for a full batch")
@@ -284,6 +301,34 @@ def deliveries_run_due() -> int:
             # Hand over; if the broker is away the rows stay due and the sweeper sends them.
             _wake_workers("the rest of the due work")
             return done
+
+
+def _wait_for_due(until: float) -> None:
+    """Look for due rows every few milliseconds with a read, not a claim: on SQLite a claim
+    is a write, and would queue with the web's."""
+    while time.monotonic() < until:
+        time.sleep(LINGER_POLL_SECONDS)
+        if _any_due():
+            return
+
+
+def _handed_back() -> bool:
+    """Take the flag down and look once more after the grace: True if nothing came, and
+    waking a worker is the next commit's job again."""
+    nudge.take_flag()
+    grace = nudge.grace()
+    if grace:
+        time.sleep(grace)
+    return not _any_due()
+
+
+def _any_due() -> bool:
+    """Two reads, each a walk of one partial index that stops at its first row."""
+    now = clock.now()
+    return (
+        Delivery.objects.filter(state=DeliveryState.PENDING, next_attempt_at__lte=now).exists()
+        or Delivery.objects.filter(state=DeliveryState.IN_PROGRESS, lease_until__lt=now).exists()
+    )
 
 
 def deliveries_claim_batch(size: int) -> list:
