@@ -27,13 +27,16 @@ from accounts.models import current_month
 from config import ratelimit, redis
 from config.errors import ServiceError, retry_later
 from forms_app.models import Form
+from submissions.spam import DUPLICATE_WINDOW_SECONDS
 from submissions.visit import Visit
 
 RATE_WINDOW_SECONDS = 60
 
-# KEYS: rate counter, quota counter. ARGV: rate limit, window seconds, monthly limit,
-# whether to count the rate (not when retrying after seeding the quota).
-# Answers: 0 admitted (one submission reserved), 1 rate limited, 2 quota not seeded, 3 over quota.
+# KEYS: rate counter, quota counter, and the submission's fingerprint for the spam filter's
+# duplicate check (or none). ARGV: rate limit, window seconds, monthly limit, whether to count
+# the rate (not when retrying after seeding the quota), seconds a fingerprint is kept.
+# Answers: 0 admitted (one submission reserved), 1 rate limited, 2 quota not seeded, 3 over
+# quota, 4 admitted as a duplicate (held by the filter, so nothing reserved).
 GATE = """
 if ARGV[4] == '1' then
   local hits = redis.call('INCR', KEYS[1])
@@ -43,10 +46,11 @@ end
 local used = redis.call('GET', KEYS[2])
 if not used then return 2 end
 if tonumber(used) >= tonumber(ARGV[3]) then return 3 end
+if KEYS[3] and not redis.call('SET', KEYS[3], 1, 'NX', 'EX', ARGV[5]) then return 4 end
 redis.call('INCR', KEYS[2])
 return 0
 """
-ADMITTED, RATE_LIMITED, NOT_SEEDED, OVER_QUOTA = 0, 1, 2, 3
+ADMITTED, RATE_LIMITED, NOT_SEEDED, OVER_QUOTA, DUPLICATE = 0, 1, 2, 3, 4
 
 
 def monthly_limit_reached() -> ServiceError:
@@ -74,6 +78,9 @@ class Ticket:
     month: date
     limit: int
     reserved: bool  # counted in Redis already; False: check in the storing transaction
+    # Whether the fingerprint was seen in the last 10 minutes; None when admission did not
+    # look (no fingerprint, no Redis, Redis away).
+    duplicate: bool | None = None
 
     def release(self) -> None:
         """Give the reservation back: nothing was stored."""
@@ -105,14 +112,17 @@ def recount(user_id, month: date) -> None:
         _stale_quota_keys.add(key)
 
 
-def admit(visit: Visit, form: Form) -> Ticket:
-    """Rate limit, then monthly limit, in the contract's order; raises ServiceError."""
+def admit(visit: Visit, form: Form, seen_key: str | None = None) -> Ticket:
+    """Rate limit, then monthly limit, in the contract's order; raises ServiceError.
+
+    ``seen_key``: the submission's fingerprint, noted for the duplicate check in the same
+    round trip (submissions/spam.py)."""
     owner = form.owner
     ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False)
     client = redis.client()
     if client is not None and redis.available():
         try:
-            return _admit_in_redis(client, form, visit.rate_key, ticket)
+            return _admit_in_redis(client, form, visit.rate_key, ticket, seen_key)
         except redis.Unavailable as error:
             redis.failed(error, "intake admission")
     if client is not None:
@@ -124,7 +134,9 @@ def admit(visit: Visit, form: Form) -> Ticket:
     return ticket  # the quota is checked again inside the storing transaction
 
 
-def _admit_in_redis(client, form: Form, address: str, ticket: Ticket) -> Ticket:
+def _admit_in_redis(
+    client, form: Form, address: str, ticket: Ticket, seen_key: str | None
+) -> Ticket:
     if _stale_quota_keys:
         stale = _stale_quota_keys.copy()
         client.delete(*stale)
@@ -133,16 +145,19 @@ def _admit_in_redis(client, form: Form, address: str, ticket: Ticket) -> Ticket:
     now = ratelimit.now()
     window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
     rate_key = f"formflow:rate:submit:{form.pk}:{address}:{window}"
-    keys = [rate_key, quota.redis_key(owner.pk, ticket.month)]
+    keys = [rate_key, quota.redis_key(owner.pk, ticket.month), *([seen_key] if seen_key else [])]
     gate = _script(client)
-    args = [form.rate_limit, RATE_WINDOW_SECONDS + 1, ticket.limit, 1]
+    args = [form.rate_limit, RATE_WINDOW_SECONDS + 1, ticket.limit, 1, DUPLICATE_WINDOW_SECONDS]
     answer = gate(keys=keys, args=args)
     if answer == NOT_SEEDED:
         client.set(keys[1], quota.used(owner.pk, ticket.month), nx=True, ex=quota.KEY_TTL_SECONDS)
-        answer = gate(keys=keys, args=[*args[:3], 0])
+        args[3] = 0
+        answer = gate(keys=keys, args=args)
     if answer == RATE_LIMITED:
         raise rate_limited(max(1, math.ceil(window + RATE_WINDOW_SECONDS - now)))
     if answer == OVER_QUOTA:
         raise monthly_limit_reached()
-    ticket.reserved = True
+    if seen_key:
+        ticket.duplicate = answer == DUPLICATE
+    ticket.reserved = answer == ADMITTED
     return ticket

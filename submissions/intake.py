@@ -41,37 +41,44 @@ def origin_allowed(form: Form, origin: str) -> bool:
 def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> Submission | None:
     """Run every check and store the submission; None when a honeypot caught a bot.
 
-    ``read_fields`` parses the body: called only once the visit is admitted."""
+    The body is read before admission, so the duplicate check rides in admission's Redis
+    round trip, but what is wrong with it is answered after: the contract puts 403 and 429
+    before 413 and 400."""
     if not origin_allowed(form, visit.origin):
         raise origin_not_allowed()
-    ticket = admission.admit(visit, form)
+    data, unreadable = _read(read_fields)
+    visible = _visible(data, form)
+    seen = spam.fingerprint(form.pk, visible, visit.ip or "") if form.spam_filter else None
+    ticket = admission.admit(visit, form, seen_key=seen if visible else None)
     try:
-        data = _checked_fields(read_fields(), visit, form)
+        if unreadable is not None:
+            raise unreadable
+        checked = _checked(data, visible, visit, form)
     except BaseException:
         ticket.release()
+        if seen and ticket.duplicate is False:
+            spam.forget_key(seen)  # a retry that passes the CAPTCHA is not its duplicate
         raise
-    if data is None:
+    if checked is None:
         ticket.release()
         return None
-    stored = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
-              "user_agent": visit.user_agent}
-    if not form.spam_filter:
-        return submission_create(**stored, ticket=ticket)
-    ip = visit.ip or ""
-    verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip)
-    if form.owner.spam_marks:
-        learning.judge(verdict, owner_id=form.owner_id, data=data)
+    return _store(visit, form, checked, ticket)
+
+
+def _read(read_fields: Callable[[], list[list]]) -> tuple[list[list], ServiceError | None]:
     try:
-        if verdict.held:
-            ticket.release()  # a held submission is not counted
-            return submission_hold(**stored, verdict=verdict.as_json())
-        return submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
-    except BaseException:
-        spam.forget(form.pk, data, ip)
-        raise
+        return read_fields(), None
+    except ServiceError as error:
+        return [], error
 
 
-def _checked_fields(data: list[list], visit: Visit, form: Form) -> list[list] | None:
+def _visible(data: list[list], form: Form) -> list[list]:
+    """The fields stored: without the CAPTCHA token and the honeypot."""
+    hidden = {*captcha.TOKEN_FIELDS, form.honeypot_field}
+    return [pair for pair in data if pair[0] not in hidden]
+
+
+def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) -> list[list] | None:
     """The fields to store, after honeypot and CAPTCHA; None for a honeypot catch."""
     fields = dict(data)
     if form.honeypot_field and fields.get(form.honeypot_field) not in (None, "", []):
@@ -84,8 +91,26 @@ def _checked_fields(data: list[list], visit: Visit, form: Form) -> list[list] | 
             remote_ip=visit.ip or "",
         ):
             raise captcha_failed()
-    hidden = {*captcha.TOKEN_FIELDS, form.honeypot_field}
-    data = [pair for pair in data if pair[0] not in hidden]
-    if not data:
+    if not visible:
         raise empty_submission()
-    return data
+    return visible
+
+
+def _store(visit: Visit, form: Form, data: list[list], ticket: admission.Ticket) -> Submission:
+    stored = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
+              "user_agent": visit.user_agent}
+    if not form.spam_filter:
+        return submission_create(**stored, ticket=ticket)
+    ip = visit.ip or ""
+    verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip,
+                         duplicate=ticket.duplicate)
+    if form.owner.spam_marks:
+        learning.judge(verdict, owner_id=form.owner_id, data=data)
+    try:
+        if verdict.held:
+            ticket.release()  # a held submission is not counted
+            return submission_hold(**stored, verdict=verdict.as_json())
+        return submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
+    except BaseException:
+        spam.forget(form.pk, data, ip)
+        raise

@@ -82,12 +82,20 @@ def texts(data: list[list[Any]]) -> list[str]:
     return found
 
 
-def judge(*, form_id, blocked_words: list[str], data: list[list[Any]], ip: str) -> Verdict:
+def judge(
+    *, form_id, blocked_words: list[str], data: list[list[Any]], ip: str,
+    duplicate: bool | None = None,
+) -> Verdict:
+    """``duplicate``: what admission's round trip found (submissions/admission.py), or None
+    when it did not look (no Redis, or Redis away): then it is looked up here."""
     verdict = Verdict()
     values = texts(data)
     _blocked_word(verdict, blocked_words, values)
     _links(verdict, values)
-    _duplicate(verdict, form_id, data, ip)
+    if duplicate is None:
+        duplicate = not _first_time(fingerprint(form_id, data, ip))
+    if duplicate:
+        verdict.hold("duplicate", "the same fields from the same address within 10 minutes")
     return verdict
 
 
@@ -125,11 +133,6 @@ def fingerprint(form_id, data: list[list[Any]], ip: str) -> str:
     return "formflow:seen:" + hashlib.sha256(content.encode()).hexdigest()
 
 
-def _duplicate(verdict: Verdict, form_id, data: list[list[Any]], ip: str) -> None:
-    if not _first_time(fingerprint(form_id, data, ip)):
-        verdict.hold("duplicate", "the same fields from the same address within 10 minutes")
-
-
 def _first_time(key: str) -> bool:
     """Note ``key`` for 10 minutes; False if it was noted already. One atomic SET NX, so two
     copies sent at once are told apart too. While Redis is away no copy is a duplicate: a
@@ -149,7 +152,10 @@ def _first_time(key: str) -> bool:
 def forget(form_id, data: list[list[Any]], ip: str) -> None:
     """The submission was not stored after all (the database was away, say): its retry must
     not be held as a duplicate of it."""
-    key = fingerprint(form_id, data, ip)
+    forget_key(fingerprint(form_id, data, ip))
+
+
+def forget_key(key: str) -> None:
     client = redis.client()
     if client is None:
         cache.delete(key)

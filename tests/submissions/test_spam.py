@@ -102,6 +102,61 @@ def test_the_same_fields_from_the_same_address_are_held_as_duplicate(owner_api, 
     assert row["spam"]["reasons"] == ["duplicate"]
 
 
+@pytest.mark.redis
+def test_the_duplicate_check_rides_in_admissions_round_trip(public, form, settings,
+                                                          monkeypatch):
+    import redis as redis_py
+
+    settings.NUDGE_SKIP_SECONDS = 60  # the deliveries flag, seen up once, is not asked again
+    fields = {"name": "Ada", "message": "Hello"}
+    submit(public, form, {"name": "warm-up"})
+    commands = []
+    real = redis_py.Redis.execute_command
+
+    def counted(self, *args, **options):
+        commands.append(args[0])
+        return real(self, *args, **options)
+
+    monkeypatch.setattr(redis_py.Redis, "execute_command", counted)
+
+    submit(public, form, fields)
+    first = list(commands)
+    submit(public, form, fields)
+
+    assert first == ["EVALSHA"]  # rate, quota and the fingerprint in one script
+    assert commands == ["EVALSHA", "EVALSHA"]  # the duplicate reserved nothing to give back
+    assert list(Submission.objects.values_list("status", flat=True).order_by("submitted_at")) == [
+        "inbox", "inbox", "spam"]
+    assert usage(form.owner) == 2
+
+
+def test_a_retry_after_a_failed_captcha_is_not_a_duplicate(owner_api, public, form,
+                                                          monkeypatch):
+    from submissions import captcha
+
+    response = owner_api.patch(f"/api/v1/forms/{form.pk}", {"recaptchaSecret": "secret"},
+                               format="json")
+    assert response.status_code == 200
+    answers = iter([False, True])
+    monkeypatch.setattr(captcha, "verify", lambda **_kw: next(answers))
+    fields = {"name": "Ada", "message": "Hello", "g-recaptcha-response": "token"}
+
+    assert submit(public, form, fields).status_code == 422
+    assert submit(public, form, fields).status_code == 200
+
+    assert Submission.objects.get().status == "inbox"
+
+
+def test_an_unreadable_body_is_answered_after_the_rate_limit(public, form):
+    form.rate_limit = 1
+    form.save()
+    submit(public, form)
+
+    response = public.post(f"/api/v1/f/{form.slug}", "{not json", content_type="application/json")
+
+    assert response.status_code == 429
+
+
 @pytest.mark.parametrize(
     ("message", "held"),
     [
