@@ -65,6 +65,7 @@ def per_item(before: dict, after: dict, count: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--server", choices=sorted(load.SERVERS), default="edge")
     args = argparse.Namespace(setup="production", accounts=1, connections=16,
                               **vars(parser.parse_args()))
     work = Path(tempfile.mkdtemp(prefix="formflow-costs-"))
