@@ -298,9 +298,9 @@ CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_WORKER_NICE = env.integer("CELERY_WORKER_NICE", 10, minimum=0)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
-    "purge-revoked-tokens": {"task": "accounts.tasks.purge_revoked_tokens", "schedule": 3600},
     "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 5},
-    "purge-spam": {"task": "submissions.tasks.purge_spam", "schedule": 3600},
+    # Retention, spam, Idempotency-Keys and revoked tokens (submissions/lifecycle.py).
+    "purge": {"task": "submissions.tasks.purge", "schedule": 3600},
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 2  # a broker outage must not hold a submission for long
 CELERY_TASK_ALWAYS_EAGER = False

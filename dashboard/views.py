@@ -277,6 +277,8 @@ def _form_settings(post) -> dict[str, Any]:
         "blockedWords": [
             line.strip() for line in post.get("blockedWords", "").splitlines() if line.strip()
         ],
+        "retentionDays": _whole_number(post["retentionDays"]) if post.get("retentionDays")
+        else None,
     }
     if post.get("captchaProvider"):
         data["captchaProvider"] = post["captchaProvider"]

@@ -50,6 +50,9 @@ class Form(models.Model):
     # are words or phrases, matched case-insensitively.
     spam_filter = models.BooleanField(default=True)
     blocked_words = models.JSONField(default=list, blank=True)
+    # Submissions older than this many days are deleted (contract, "Submission lifecycle");
+    # null keeps them for good.
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
     # Every field name the form has stored, in order of first appearance (at most 500 new
     # ones are taken: contract, "Input limits"). Written only when a submission brings a name
     # the form has not seen, so the usual submission reads it and writes nothing.

@@ -12,6 +12,7 @@ from forms_app.origins import normalize_origin
 MAX_ORIGINS = 100
 MAX_BLOCKED_WORDS = 200
 MAX_BLOCKED_WORD_LENGTH = 100
+MAX_RETENTION_DAYS = 3650
 READ_ONLY_KEYS = {
     "_id",
     "slug",
@@ -66,6 +67,10 @@ class FormInputSerializer(StrictSerializer):
         source="blocked_words",
         child=strict.CharField(min_length=1, max_length=MAX_BLOCKED_WORD_LENGTH),
         max_length=MAX_BLOCKED_WORDS,
+        required=False,
+    )
+    retentionDays = strict.IntegerField(
+        source="retention_days", min_value=1, max_value=MAX_RETENTION_DAYS, allow_null=True,
         required=False,
     )
     recaptchaSecret = strict.CharField(
@@ -126,6 +131,7 @@ class FormSerializer(serializers.ModelSerializer):
     )
     spamFilter = serializers.SerializerMethodField()
     blockedWords = serializers.ListField(source="blocked_words", child=serializers.CharField())
+    retentionDays = serializers.IntegerField(source="retention_days", allow_null=True)
     recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
     submissionCount = serializers.IntegerField(source="submission_count")
     spamCount = serializers.IntegerField(source="spam_count")
@@ -146,6 +152,7 @@ class FormSerializer(serializers.ModelSerializer):
             "captchaProvider",
             "spamFilter",
             "blockedWords",
+            "retentionDays",
             "recaptchaEnabled",
             "submissionCount",
             "spamCount",

@@ -9,7 +9,7 @@ from forms_app.models import Form
 
 UPDATABLE = (
     "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
-    "spam_filter", "blocked_words",
+    "spam_filter", "blocked_words", "retention_days",
 )
 
 

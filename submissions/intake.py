@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 from config.errors import ServiceError
+from config.ids import new_id
 from forms_app.models import Form
-from submissions import admission, captcha, learning, spam
+from submissions import admission, captcha, idempotency, learning, spam
 from submissions.models import Submission
 from submissions.services import submission_create, submission_hold
 from submissions.visit import Visit
@@ -38,14 +40,39 @@ def origin_allowed(form: Form, origin: str) -> bool:
     return not form.allowed_origins or origin in form.allowed_origins
 
 
-def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> Submission | None:
-    """Run every check and store the submission; None when a honeypot caught a bot.
+def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> uuid.UUID:
+    """Run every check and store the submission: the id the answer names. A honeypot catch
+    stores nothing and is answered with an id all the same, so a bot learns nothing.
+
+    With an Idempotency-Key, a key answered before is answered the same, and nothing else
+    happens (submissions/idempotency.py)."""
+    if not origin_allowed(form, visit.origin):
+        raise origin_not_allowed()
+    key = idempotency.parse(visit.idempotency_key)
+    if key is None:
+        submission_id = new_id()
+        _run(visit, form, read_fields, submission_id)
+        return submission_id
+    claim = idempotency.claim(form, key)
+    if claim.replay:
+        return claim.submission_id
+    try:
+        stored = _run(visit, form, read_fields, claim.submission_id)
+    except BaseException:
+        claim.give_back()
+        raise
+    claim.stored() if stored else claim.dropped()
+    return claim.submission_id
+
+
+def _run(
+    visit: Visit, form: Form, read_fields: Callable[[], list[list]], submission_id: uuid.UUID
+) -> bool:
+    """The checks, in the contract's order, then the store; False for a honeypot catch.
 
     The body is read before admission, so the duplicate check rides in admission's Redis
     round trip, but what is wrong with it is answered after: the contract puts 403 and 429
     before 413 and 400."""
-    if not origin_allowed(form, visit.origin):
-        raise origin_not_allowed()
     data, unreadable = _read(read_fields)
     visible = _visible(data, form)
     seen = spam.fingerprint(form.pk, visible, visit.ip or "") if form.spam_filter else None
@@ -61,8 +88,9 @@ def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> S
         raise
     if checked is None:
         ticket.release()
-        return None
-    return _store(visit, form, checked, ticket)
+        return False
+    _store(visit, form, checked, ticket, submission_id)
+    return True
 
 
 def _read(read_fields: Callable[[], list[list]]) -> tuple[list[list], ServiceError | None]:
@@ -96,9 +124,11 @@ def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) ->
     return visible
 
 
-def _store(visit: Visit, form: Form, data: list[list], ticket: admission.Ticket) -> Submission:
+def _store(
+    visit: Visit, form: Form, data: list[list], ticket: admission.Ticket, submission_id: uuid.UUID
+) -> Submission:
     stored = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
-              "user_agent": visit.user_agent}
+              "user_agent": visit.user_agent, "submission_id": submission_id}
     if not form.spam_filter:
         return submission_create(**stored, ticket=ticket)
     ip = visit.ip or ""

@@ -97,3 +97,29 @@ class Submission(models.Model):
     @property
     def first_received_at(self):
         return self.received_at or self.submitted_at
+
+
+class IdempotencyKey(models.Model):
+    """A client's ``Idempotency-Key`` for one form, held for 24 h (submissions/idempotency.py).
+
+    The first request with the key claims it and names the submission it will store; the
+    others answer what it answered. ``submission_id`` is not a foreign key: the answer stays
+    the same if the submission is deleted, and a honeypot catch names one never stored.
+    """
+
+    form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
+    key = models.CharField(max_length=255)
+    submission_id = models.UUIDField()
+    # pending while the first request runs; stored once its submission is; dropped for a
+    # honeypot catch, which stores nothing and is still answered as a success.
+    state = models.CharField(max_length=7, default="pending")
+    created_at = models.DateTimeField(db_default=DatabaseNow())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["form", "key"], name="idempotency_form_key"),
+        ]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created")]
+
+    def __str__(self) -> str:
+        return f"{self.key} → {self.submission_id}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -35,9 +37,10 @@ class Responder:
         response["Access-Control-Max-Age"] = "86400"
         return self.cors(response)
 
-    def success(self) -> HttpResponse:
+    def success(self, submission_id: uuid.UUID) -> HttpResponse:
         if self.json:
-            return self.cors(JsonResponse({"success": True, "message": SUCCESS_MESSAGE}))
+            body = {"success": True, "message": SUCCESS_MESSAGE, "id": str(submission_id)}
+            return self.cors(JsonResponse(body))
         target = (self.form and self.form.redirect_url) or reverse("thanks")
         return self.cors(HttpResponseRedirect(target, status=303))
 

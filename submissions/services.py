@@ -6,12 +6,14 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.db.models.functions import Coalesce
 
 from accounts import quota
 from accounts.models import User, current_month
 from config import clock
 from config.dbtime import DatabaseNow
+from config.ids import new_id
 from forms_app.models import Form
 from integrations.services import (
     deliveries_drop_pending,
@@ -32,12 +34,15 @@ def submission_create(
     origin: str,
     ticket: Ticket | None = None,
     verdict: dict[str, Any] | None = None,
+    submission_id=None,
 ) -> Submission:
     """Store one accepted submission, count it, and record its deliveries: all or nothing.
 
     ``ticket`` is the admission of the public endpoint; without one (operators, tests) the
     quota is checked here. If storing fails, a quota reserved in Redis is given back.
+    ``submission_id``: the id the request's Idempotency-Key claimed; a new one if None.
     """
+    submission_id = submission_id or new_id()
     if ticket is None:
         ticket = Ticket(form.owner_id, current_month(), quota.limit_of(form.owner), reserved=False)
     try:
@@ -45,9 +50,11 @@ def submission_create(
             with _sqlite_writer():
                 field_names.record(form, data)
         if ticket.reserved and store.usable():
-            return _store_in_one_statement(form, data, ip, user_agent, origin, ticket, verdict)
+            return _store_in_one_statement(
+                submission_id, form, data, ip, user_agent, origin, ticket, verdict
+            )
         with _sqlite_writer():
-            return _store(form, data, ip, user_agent, origin, ticket, verdict)
+            return _store(submission_id, form, data, ip, user_agent, origin, ticket, verdict)
     except BaseException:
         ticket.release()
         raise
@@ -69,10 +76,11 @@ def _sqlite_writer():
 
 
 def _store_in_one_statement(
-    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
-    ticket: Ticket, verdict: dict[str, Any] | None,
+    submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
+    origin: str, ticket: Ticket, verdict: dict[str, Any] | None,
 ) -> Submission:
     submission, delivery_ids = store.store(
+        submission_id=submission_id,
         form=form,
         data=data,
         ip=ip or None,
@@ -88,12 +96,13 @@ def _store_in_one_statement(
 
 @transaction.atomic
 def _store(
-    form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
-    ticket: Ticket, verdict: dict[str, Any] | None,
+    submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
+    origin: str, ticket: Ticket, verdict: dict[str, Any] | None,
 ) -> Submission:
     if not ticket.reserved:
         _check_quota_in_transaction(form.owner_id, ticket)
     submission = Submission.objects.create(
+        id=submission_id,
         form=form,
         data=data,
         ip=ip or None,
@@ -118,14 +127,14 @@ def _check_quota_in_transaction(owner_id, ticket: Ticket) -> None:
 
 def submission_hold(
     *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
-    verdict: dict[str, Any],
+    verdict: dict[str, Any], submission_id=None,
 ) -> Submission:
     """Keep a submission the filter held in the form's spam folder: not counted, not
     delivered, and its field names are not added to the form's (a bot cannot use up the 500)."""
     with _sqlite_writer():
         return Submission.objects.create(
-            form=form, data=data, ip=ip or None, user_agent=user_agent[:512],
-            origin=origin[:300], status=Status.SPAM, spam=verdict,
+            id=submission_id or new_id(), form=form, data=data, ip=ip or None,
+            user_agent=user_agent[:512], origin=origin[:300], status=Status.SPAM, spam=verdict,
         )
 
 
@@ -197,22 +206,50 @@ PURGE_BATCH = 500
 
 
 def spam_purge(batch: int = PURGE_BATCH) -> int:
-    """Delete what has sat in a spam folder for 30 days, a batch at a time, so no delete
-    holds its locks for long; run hourly, so the folder never keeps much past the 30 days."""
+    """Delete what has sat in a spam folder for 30 days."""
     cutoff = clock.now() - SPAM_KEPT
+    # The status again at delete time: a rescue in between keeps its submission.
+    return _delete_in_batches(
+        Submission.objects.filter(status=Status.SPAM, submitted_at__lt=cutoff), batch,
+        still=Q(status=Status.SPAM),
+    )
+
+
+def retention_purge(batch: int = PURGE_BATCH) -> int:
+    """Delete each form's submissions older than its retentionDays, counted from their
+    arrival: a rescue from the spam folder restamps submitted_at but not received_at."""
+    deleted = 0
+    for form_id, days in Form.objects.exclude(retention_days=None).values_list(
+        "pk", "retention_days"
+    ):
+        cutoff = clock.now() - timedelta(days=days)
+        mine = Submission.objects.filter(form_id=form_id)
+        # Each query walks one partial index: (form, submitted_at, id) of its folder.
+        for status in Status.values:
+            deleted += _delete_in_batches(
+                mine.filter(status=status, submitted_at__lt=cutoff), batch
+            )
+        rescued = mine.filter(status=Status.INBOX, submitted_at__gte=cutoff,
+                              received_at__lt=cutoff)
+        deleted += _delete_in_batches(rescued, batch)
+    return deleted
+
+
+def _delete_in_batches(rows, batch: int, still: Q | None = None) -> int:
+    """Delete ``rows`` (with their deliveries) ``batch`` at a time, each in its own short
+    transaction, so no delete holds its locks for long or stalls new submissions."""
     deleted = 0
     while True:
-        ids = list(
-            Submission.objects.filter(status=Status.SPAM, submitted_at__lt=cutoff)
-            .values_list("pk", flat=True)[:batch]
-        )
+        ids = list(rows.order_by().values_list("pk", flat=True)[:batch])
         if not ids:
             return deleted
-        with _sqlite_writer():
-            # The status again: a rescue in between keeps its submission.
-            deleted += Submission.objects.filter(pk__in=ids, status=Status.SPAM).delete()[1].get(
-                Submission._meta.label, 0
-            )
+        chosen = Submission.objects.filter(pk__in=ids)
+        if still is not None:
+            chosen = chosen.filter(still)
+        with _sqlite_writer(), transaction.atomic():
+            deleted += chosen.delete()[1].get(Submission._meta.label, 0)
+        if len(ids) < batch:
+            return deleted
 
 
 @transaction.atomic

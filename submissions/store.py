@@ -25,11 +25,12 @@ def usable() -> bool:
 
 
 def store(
-    *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str, month,
-    verdict: dict[str, Any] | None = None,
+    *, submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
+    origin: str, month, verdict: dict[str, Any] | None = None,
 ) -> tuple[Submission, list]:
     submission = Submission(
-        form=form, data=data, ip=ip, user_agent=user_agent, origin=origin, spam=verdict
+        id=submission_id, form=form, data=data, ip=ip, user_agent=user_agent, origin=origin,
+        spam=verdict,
     )
     deliveries_sql, deliveries_params = deliveries_insert(submission.pk, form.owner_id, form.pk)
     usage_sql, usage_params = quota.record_insert(form.owner_id, month)

@@ -3,7 +3,12 @@ from __future__ import annotations
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
@@ -30,7 +35,11 @@ class FirstRenderer(BaseContentNegotiation):
 
 SubmitResult = inline_serializer(
     "SubmitResult",
-    {"success": serializers.BooleanField(), "message": serializers.CharField()},
+    {
+        "success": serializers.BooleanField(),
+        "message": serializers.CharField(),
+        "id": serializers.UUIDField(help_text="The stored submission's id"),
+    },
 )
 
 
@@ -70,13 +79,13 @@ class SubmitView(APIView):
             form = self.form(slug)
             if form is None:
                 raise intake.form_not_found()
-            intake.accept(visit, form, lambda: payload.read_fields(request))
+            submission_id = intake.accept(visit, form, lambda: payload.read_fields(request))
         except ServiceError as error:
             return Responder(visit, form).error(error)
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
             return Responder(visit, form).error(database_unavailable())
-        return Responder(visit, form).success()
+        return Responder(visit, form).success(submission_id)
 
     @extend_schema(
         summary="Submit a form",
@@ -89,9 +98,26 @@ class SubmitView(APIView):
             "application/x-www-form-urlencoded": {"type": "object", "additionalProperties": True},
             "multipart/form-data": {"type": "object", "additionalProperties": True},
         },
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
+                description=(
+                    "1 to 255 printable ASCII characters. The same key for the same form "
+                    "within 24 h answers what the first request answered and stores nothing "
+                    "more. A request that fails gives its key back."
+                ),
+            ),
+        ],
         responses={
             200: SubmitResult,
             303: OpenApiResponse(description="Stored; redirect for HTML form posts"),
+            400: OpenApiResponse(
+                description="Malformed body, no fields, or an invalid Idempotency-Key"
+            ),
+            409: OpenApiResponse(
+                description="A request with this Idempotency-Key is still running; see "
+                "Retry-After"
+            ),
             403: OpenApiResponse(description="Origin not allowed, or monthly limit reached"),
             404: OpenApiResponse(description="Unknown form"),
             413: OpenApiResponse(description="Body over 10 MiB or over 200 fields"),

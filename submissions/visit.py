@@ -28,6 +28,7 @@ class Visit:
     rate_key: str  # what the per-address rate limit counts: the address, or its IPv6 /64
     user_agent: str
     wants_json: bool  # answer in JSON, else with pages and redirects
+    idempotency_key: str | None  # the Idempotency-Key header as sent, None if none
 
     @classmethod
     def of(cls, request: HttpRequest) -> Visit:
@@ -39,6 +40,7 @@ class Visit:
             rate_key=rate_key(address),
             user_agent=request.headers.get("User-Agent", ""),
             wants_json=_wants_json(request),
+            idempotency_key=request.headers.get("Idempotency-Key"),
         )
 
 

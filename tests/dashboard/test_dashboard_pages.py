@@ -136,6 +136,9 @@ def test_create_form_and_see_its_snippets(owner):
     assert form.endpoint in text
     assert "fetch(" in text
     assert "&lt;form action=" in text
+    # The fetch() snippet sends one Idempotency-Key per submission.
+    assert "crypto.randomUUID()" in text
+    assert '"Idempotency-Key": idempotencyKey' in text.replace("&quot;", '"')
 
 
 def test_settings_are_saved_through_the_same_validation(owner, form):
@@ -149,11 +152,13 @@ def test_settings_are_saved_through_the_same_validation(owner, form):
             "honeypotField": "_gotcha",
             "captchaProvider": "turnstile",
             "recaptchaSecret": "secret",
+            "retentionDays": "90",
         },
     )
     form.refresh_from_db()
 
     assert (form.name, form.rate_limit, form.honeypot_field) == ("Renamed", 25, "_gotcha")
+    assert form.retention_days == 90
     assert form.captcha_provider == "turnstile"
     assert form.allowed_origins == ["https://site.example", "http://localhost:3000"]
     assert form.recaptcha_secret == "secret"
@@ -167,6 +172,16 @@ def test_invalid_settings_show_a_message_and_change_nothing(owner, form):
     assert "Settings not saved" in page_text(response)
     form.refresh_from_db()
     assert (form.name, form.rate_limit) == ("Contact", 10)
+
+
+def test_retention_out_of_range_is_not_saved(owner, form):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings",
+                          {"name": "Contact", "rateLimit": "10", "retentionDays": "0"},
+                          follow=True)
+
+    assert "Settings not saved" in page_text(response)
+    form.refresh_from_db()
+    assert form.retention_days is None
 
 
 def test_submissions_table_pages_and_deletes(owner, form, public, settings):

@@ -31,6 +31,7 @@ def test_create_form_returns_full_object(owner_api, settings):
         "captchaProvider": "recaptcha",
         "spamFilter": "on",
         "blockedWords": [],
+        "retentionDays": None,
         "recaptchaEnabled": False,
         "submissionCount": 0,
         "spamCount": 0,

@@ -1,3 +1,4 @@
+import uuid
 from datetime import date
 
 import pytest
@@ -32,8 +33,8 @@ def test_json_submission_is_stored_in_order_with_meta(public, form, user):
     )
 
     assert response.status_code == 200
-    assert response.json() == SUCCESS
     submission = Submission.objects.get()
+    assert response.json() == {**SUCCESS, "id": str(submission.pk)}
     assert submission.data == [["zeta", "last letter"], ["alpha", "first letter"], ["mid", 3]]
     assert list(submission.fields) == ["zeta", "alpha", "mid"]
     assert submission.ip == "127.0.0.1"
@@ -99,7 +100,7 @@ def test_urlencoded_post_preferring_json_gets_json(public, form):
     response = post_html_form(public, form, HTTP_ACCEPT="application/json")
 
     assert response.status_code == 200
-    assert response.json() == SUCCESS
+    assert response.json() == {**SUCCESS, "id": str(Submission.objects.get().pk)}
 
 
 def test_repeated_fields_become_lists_in_place(public, form):
@@ -471,9 +472,13 @@ def honeypot_form(form):
 
 def test_filled_honeypot_looks_like_success_but_keeps_nothing(public, honeypot_form, user):
     response = submit(public, honeypot_form, {"name": "Bot", "_gotcha": "spam"})
+    again = submit(public, honeypot_form, {"name": "Bot", "_gotcha": "spam"})
 
     assert response.status_code == 200
-    assert response.json() == SUCCESS
+    body = response.json()
+    assert body == {**SUCCESS, "id": body["id"]}  # an id like any other, never stored
+    assert uuid.UUID(body["id"]).version == 4
+    assert again.json()["id"] != body["id"]
     assert not Submission.objects.exists()
     assert usage(user) == 0
 

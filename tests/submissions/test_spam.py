@@ -440,7 +440,7 @@ def test_spam_is_deleted_30_days_after_it_arrived(public, blocking, clock):
 def test_the_purge_runs_from_beat():
     from config.celery import app
 
-    assert "submissions.tasks.purge_spam" in {
+    assert "submissions.tasks.purge" in {
         entry["task"] for entry in app.conf.beat_schedule.values()}
 
 

@@ -1,0 +1,20 @@
+"""The data FormFlow keeps only for a while, deleted by one job (contract, "Submission
+lifecycle"): submissions past their form's retentionDays, spam after 30 days, Idempotency-Keys
+after 24 h, and revoked tokens once they have expired anyway. Beat runs it every hour, so
+nothing outlives its period by more than that; ``manage.py purge`` runs it by hand."""
+
+from __future__ import annotations
+
+from accounts.services import revoked_tokens_purge
+from submissions import idempotency
+from submissions.services import retention_purge, spam_purge
+
+
+def purge() -> dict[str, int]:
+    """Run every purge; how many rows of each kind went."""
+    return {
+        "submissions": retention_purge(),
+        "spam": spam_purge(),
+        "idempotency_keys": idempotency.expired_purge(),
+        "revoked_tokens": revoked_tokens_purge(),
+    }
