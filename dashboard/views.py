@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.template import RequestContext
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
@@ -21,6 +22,7 @@ from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.models import CaptchaProvider, Form
 from forms_app.serializers import FormInputSerializer
+from integrations import kinds
 from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
@@ -351,10 +353,19 @@ def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) ->
         .annotate(failed=integration_selectors.failed_deliveries_count())
         .order_by("-created_at")
     )
+    forms_list = form_selectors.forms_of(request.user)
+    cards = [
+        kind.card.render(RequestContext(request, {
+            "forms": forms_list, "google_configured": google.configured(),
+        }))
+        for kind in kinds.KINDS.values() if kind.card is not None
+    ]
     context = {
-        "integrations": [(row, public_config(row)) for row in rows],
-        "forms": form_selectors.forms_of(request.user),
-        "google_configured": google.configured(),
+        "integrations": [
+            (row, public_config(row), kinds.get(row.type)) for row in rows
+        ],
+        "forms": forms_list,
+        "cards": cards,
         "section": "integrations",
         **extra,
     }
@@ -371,12 +382,8 @@ def integrations_page(request: HttpRequest) -> HttpResponse:
 
 
 def _integration_config(post) -> dict[str, Any]:
-    if post.get("type") == "EMAIL":
-        config = {key: post.get(key, "").strip() for key in ("apiKey", "fromEmail", "toEmail")}
-        if post.get("subject", "").strip():
-            config["subject"] = post["subject"].strip()
-        return config
-    return {"url": post.get("url", "").strip()}
+    kind = kinds.KINDS.get(post.get("type", ""))
+    return kind.from_post(post) if kind is not None and kind.from_post else {}
 
 
 @login_required
@@ -392,7 +399,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
     except ServiceError as error:
         messages.error(request, f"Integration not created. {_error_text(error)}")
         return _integrations_page(request, status=400)
-    messages.success(request, f"{integration.get_type_display()} integration created.")
+    messages.success(request, f"{kinds.get(integration.type).label} integration created.")
     secret = integration.secrets.get("signingSecret")
     # The signing secret is shown this once, in this very response, and never stored elsewhere.
     return _integrations_page(request, new_secret=secret, new_secret_for=integration.pk)

@@ -12,12 +12,6 @@ from forms_app.models import Form
 from submissions.models import Submission
 
 
-class IntegrationType(models.TextChoices):
-    EMAIL = "EMAIL"
-    WEBHOOK = "WEBHOOK"
-    GOOGLE_SHEETS = "GOOGLE_SHEETS"
-
-
 class Health(models.TextChoices):
     HEALTHY = "healthy"
     FAILING = "failing"
@@ -33,7 +27,8 @@ class Integration(models.Model):
     form = models.ForeignKey(
         Form, on_delete=models.CASCADE, null=True, blank=True, related_name="integrations"
     )
-    type = models.CharField(max_length=20, choices=IntegrationType.choices)
+    # One of the registry's kinds (integrations/kinds/), which alone lists them.
+    type = models.CharField(max_length=20)
     enabled = models.BooleanField(default=True)
     config = models.JSONField(default=dict, blank=True)
     # JSON of the secret config values, Fernet-encrypted under FIELD_ENCRYPTION_KEYS.

@@ -8,13 +8,13 @@ from rest_framework import serializers
 from config import strict
 from config.timefmt import TimestampField
 from forms_app.serializers import StrictSerializer
-from integrations.models import Integration, IntegrationType
+from integrations import kinds
+from integrations.models import Integration
 from integrations.schema import CONFIG_OUT, ConfigInField, ConfigPatchField
-from integrations.validation import mask
 
 
 class IntegrationCreateSerializer(StrictSerializer):
-    type = serializers.ChoiceField(choices=IntegrationType.choices)
+    type = serializers.ChoiceField(choices=sorted(kinds.KINDS))
     config = ConfigInField()
     formId = strict.CharField(max_length=100, allow_null=True, required=False)
 
@@ -29,13 +29,8 @@ class IntegrationUpdateSerializer(StrictSerializer):
 
 def public_config(integration: Integration, reveal: bool = False) -> dict[str, Any]:
     """The config as the owner may see it: secrets in full only on creation."""
-    config = dict(integration.config)
-    secrets = integration.secrets
-    if integration.type == IntegrationType.EMAIL:
-        config["apiKey"] = secrets["apiKey"] if reveal else mask(secrets["apiKey"])
-    elif integration.type == IntegrationType.WEBHOOK and reveal:
-        config["signingSecret"] = secrets["signingSecret"]
-    return config
+    kind = kinds.get(integration.type)
+    return kind.public_config(integration.config, integration.secrets, reveal)
 
 
 class IntegrationSerializer(serializers.ModelSerializer):

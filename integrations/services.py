@@ -24,16 +24,15 @@ from config import broker, clock, crypto, ratelimit, rawsql
 from config.errors import ServiceError, retry_later
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
-from integrations import events, nudge, transports
+from integrations import events, kinds, nudge, transports
 from integrations.clients import http as http_client
-from integrations.clients import webhook
+from integrations.kinds import google_sheets
 from integrations.models import (
     Delivery,
     DeliveryAttempt,
     DeliveryState,
     Health,
     Integration,
-    IntegrationType,
 )
 from integrations.sheet_columns import FIXED as FIXED_COLUMNS
 from integrations.validation import invalid, split_config
@@ -63,16 +62,17 @@ def _owned_form(owner: User, identifier: str | None) -> Form | None:
 def integration_create(
     *, owner: User, type: str, config: Any, form_id: str | None = None
 ) -> Integration:
-    if type == IntegrationType.GOOGLE_SHEETS:
-        raise invalid({"type": "Connect Google Sheets from the dashboard; it uses Google sign-in."})
+    kind = kinds.KINDS.get(type)
+    if kind is None:
+        raise invalid({"type": f"Choose one of {', '.join(sorted(kinds.KINDS))}."})
+    if not kind.api_created:
+        raise invalid({"type": f"Connect {kind.label} from the dashboard; it uses its sign-in."})
     _check_room_for_one_more(owner)
-    public, secrets = split_config(type, config)
-    if type == IntegrationType.WEBHOOK:
-        secrets["signingSecret"] = webhook.new_signing_secret()
+    public, secrets = split_config(kind, config)
     integration = Integration(
         owner=owner, type=type, config=public, form=_owned_form(owner, form_id)
     )
-    integration.set_secrets(secrets)
+    integration.set_secrets({**secrets, **kind.generated()})
     integration.save()
     return integration
 
@@ -105,17 +105,20 @@ def integration_update(
     """
     changed = []
     if config is not UNSET:
+        kind = kinds.get(integration.type)
         if not isinstance(config, dict):
             raise invalid({"config": "The config must be an object."})
-        if "signingSecret" in config:
-            raise invalid({"config.signingSecret": "The signing secret cannot be changed."})
-        if integration.type == IntegrationType.GOOGLE_SHEETS:
-            raise invalid({"config": "Google Sheets settings come from the Google connection."})
-        merged = {**integration.config, **integration.secrets, **config}
-        merged.pop("signingSecret", None)
-        public, secrets = split_config(integration.type, merged)
+        if not kind.api_created:
+            raise invalid({"config": f"{kind.label} settings come from its connection."})
+        generated = {k: v for k, v in integration.secrets.items() if k in kind.generated_keys}
+        given = kind.generated_keys & set(config)
+        if given:
+            raise invalid({f"config.{key}": "It is generated; it cannot be changed."
+                           for key in sorted(given)})
+        current = {k: v for k, v in integration.secrets.items() if k not in generated}
+        public, secrets = split_config(kind, {**integration.config, **current, **config})
         integration.config = public
-        integration.set_secrets({**integration.secrets, **secrets})
+        integration.set_secrets({**secrets, **generated})
         changed += ["config", "secrets_encrypted"]
     if form_id is not UNSET:
         integration.form = _owned_form(integration.owner, form_id)
@@ -142,7 +145,7 @@ def sheets_integration_create(
     integration = Integration(
         owner=owner,
         form=form,
-        type=IntegrationType.GOOGLE_SHEETS,
+        type=google_sheets.KIND.type,
         # create_spreadsheet has written the header of the fixed columns.
         config={**spreadsheet, "columns": list(FIXED_COLUMNS), "headerWritten": len(FIXED_COLUMNS)},
     )

@@ -1,11 +1,12 @@
-"""Per-type validation of integration config; secrets are split from the rest."""
+"""Validating an integration's config: the rules the kinds share, and splitting the secrets
+from the rest (each kind's own rules are in integrations/kinds/)."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
 from email.utils import parseaddr
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -15,18 +16,16 @@ from urllib3.util import parse_url
 
 from config.errors import ServiceError
 from integrations.clients import http
-from integrations.models import IntegrationType
 
-EMAIL_KEYS = {"apiKey", "fromEmail", "toEmail", "subject"}
-WEBHOOK_KEYS = {"url"}
-SECRET_KEYS = {IntegrationType.EMAIL: {"apiKey"}, IntegrationType.WEBHOOK: {"signingSecret"}}
+if TYPE_CHECKING:
+    from integrations.kinds.base import Kind
 
 
 def invalid(details: dict[str, str]) -> ServiceError:
     return ServiceError("validation_error", "Some fields are not valid.", details=details)
 
 
-def _email_address(value: Any, *, display_name_allowed: bool) -> str | None:
+def email_address_error(value: Any, *, display_name_allowed: bool) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return "Enter an email address."
     name, address = parseaddr(value)
@@ -37,21 +36,6 @@ def _email_address(value: Any, *, display_name_allowed: bool) -> str | None:
     except ValidationError:
         return "Enter a valid email address."
     return None
-
-
-def _email_errors(config: dict[str, Any]) -> dict[str, str]:
-    errors = {}
-    api_key = config.get("apiKey")
-    if not isinstance(api_key, str) or not api_key.strip() or len(api_key) > 500:
-        errors["config.apiKey"] = "Enter the email provider's API key."
-    for key, named in (("fromEmail", True), ("toEmail", False)):
-        problem = _email_address(config.get(key), display_name_allowed=named)
-        if problem:
-            errors[f"config.{key}"] = problem
-    subject = config.get("subject")
-    if subject is not None and (not isinstance(subject, str) or len(subject) > 200):
-        errors["config.subject"] = "The subject must be text of at most 200 characters."
-    return errors
 
 
 def _literal_private_host(host: str) -> bool:
@@ -79,45 +63,41 @@ def _client_host(url: str) -> str | None:
         return None
 
 
-def _webhook_errors(config: dict[str, Any]) -> dict[str, str]:
-    url = config.get("url")
+def url_errors(config: dict[str, Any], key: str, missing: str) -> dict[str, str]:
+    """The rules for every URL FormFlow posts to (webhooks, Slack, Discord): https, a host
+    read the same way by this check and by the HTTP client, and no private address written
+    out (the client checks every address it resolves too)."""
+    url, name = config.get(key), f"config.{key}"
     if not isinstance(url, str) or len(url) > 2000:
-        return {"config.url": "Enter the HTTPS URL that receives the webhooks."}
+        return {name: missing}
     if any(char == "\\" or char.isspace() or ord(char) < 32 for char in url):
-        return {"config.url": "The URL must not contain backslashes, spaces or control characters."}
+        return {name: "The URL must not contain backslashes, spaces or control characters."}
     parts = urlsplit(url)
     schemes = ("https", "http") if http.private_allowed() else ("https",)
     if parts.scheme not in schemes or not parts.hostname:
-        return {"config.url": "The URL must be an absolute https:// URL."}
+        return {name: "The URL must be an absolute https:// URL."}
     # Validation and the HTTP client must read the same host, or a check of one host would
     # let the client connect to another.
     if _client_host(url) != parts.hostname.lower():
-        return {"config.url": "The URL's host is ambiguous."}
+        return {name: "The URL's host is ambiguous."}
     if not http.private_allowed() and _literal_private_host(parts.hostname):
-        return {"config.url": "The URL must point to a public address."}
+        return {name: "The URL must point to a public address."}
     return {}
 
 
-def split_config(kind: str, config: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Validate a full config and return (public part, secret part)."""
+def split_config(kind: Kind, config: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Validate a full config for ``kind``: (public part, secret part)."""
     if not isinstance(config, dict):
         raise invalid({"config": "The config must be an object."})
-    if "signingSecret" in config:
-        raise invalid(
-            {"config.signingSecret": "The signing secret is generated; it cannot be set."}
-        )
-    known = EMAIL_KEYS if kind == IntegrationType.EMAIL else WEBHOOK_KEYS
-    unknown = set(config) - known
+    given = kind.generated_keys & set(config)
+    if given:
+        raise invalid({f"config.{key}": "It is generated; it cannot be set." for key in given})
+    unknown = set(config) - kind.keys
     if unknown:
         raise invalid({f"config.{key}": "Unknown field." for key in sorted(unknown)})
-    errors = _email_errors(config) if kind == IntegrationType.EMAIL else _webhook_errors(config)
+    errors = kind.errors(config)
     if errors:
         raise invalid(errors)
-    secret_keys = SECRET_KEYS[kind]
-    public = {k: v for k, v in config.items() if k not in secret_keys and k in known}
-    secrets = {k: v for k, v in config.items() if k in secret_keys}
+    public = {k: v for k, v in config.items() if k not in kind.secret_keys}
+    secrets = {k: v for k, v in config.items() if k in kind.secret_keys}
     return public, secrets
-
-
-def mask(secret: str) -> str:
-    return "****" + secret[-4:] if len(secret) > 4 else "****"

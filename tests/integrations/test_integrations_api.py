@@ -226,13 +226,19 @@ def test_schema_documents_the_config_of_each_type(api):
     assert config_of("IntegrationCreateRequest") == {
         "WebhookConfig": ["url"],
         "EmailConfig": ["apiKey", "fromEmail", "toEmail"],
+        "SlackConfig": ["webhookUrl"],
+        "DiscordConfig": ["webhookUrl"],
     }
     assert config_of("PatchedIntegrationUpdateRequest") == {
         "WebhookConfigPatch": [],
         "EmailConfigPatch": [],
+        "SlackConfigPatch": [],
+        "DiscordConfigPatch": [],
     }
     assert set(config_of("Integration")) == {
         "WebhookConfigOut",
         "EmailConfigOut",
+        "SlackConfigOut",
+        "DiscordConfigOut",
         "GoogleSheetsConfig",
     }

@@ -104,7 +104,10 @@ text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
     max_size=40,
 )
-names = text.filter(lambda name: 1 <= len(name) <= 256)
+# A CAPTCHA token field is never stored (contract), so it is no name to round-trip; Hypothesis
+# also tries string literals of the code under test, and found these.
+TOKEN_FIELDS = {"g-recaptcha-response", "h-captcha-response", "cf-turnstile-response"}
+names = text.filter(lambda name: 1 <= len(name) <= 256 and name not in TOKEN_FIELDS)
 # PostgreSQL's jsonb keeps a number's decimal value, not its spelling: a float Python writes in
 # exponent form (1e16 and up) comes back as the integer of the same value. Below that, as sent.
 floats = st.floats(min_value=-1e15, max_value=1e15, allow_nan=False)

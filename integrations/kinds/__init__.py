@@ -1,0 +1,20 @@
+"""The kinds of integration. Each lives in its own package here, holding its config rules, its
+secrets and how they are shown, its OpenAPI schema, its transport and its dashboard card
+(``card.html``); this registry is the one list of them. Adding a kind is a new package and a
+line below."""
+
+from __future__ import annotations
+
+from integrations.kinds import discord, email, google_sheets, slack, webhook
+from integrations.kinds.base import Kind, Outcome
+
+KINDS: dict[str, Kind] = {
+    kind.type: kind
+    for kind in (webhook.KIND, email.KIND, slack.KIND, discord.KIND, google_sheets.KIND)
+}
+
+__all__ = ["KINDS", "Kind", "Outcome", "get"]
+
+
+def get(type: str) -> Kind:
+    return KINDS[type]

@@ -1,0 +1,101 @@
+"""What every kind of integration says about itself, in one place (integrations/kinds/)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from django.http import QueryDict
+from django.template import Engine, Template
+
+from integrations.clients import http
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt at one delivery came to, in one shape for every kind."""
+
+    ok: bool
+    status_code: int | None = None
+    error: str | None = None
+    retry_after: float | None = None
+    permanent: bool = False  # no retry will help
+    disable: bool = False  # the receiver said the destination is gone (404/410)
+    secrets: dict[str, Any] | None = None  # refreshed credentials to store
+
+
+def mask(secret: str) -> str:
+    return "****" + secret[-4:] if len(secret) > 4 else "****"
+
+
+def no_errors(_config: dict[str, Any]) -> dict[str, str]:
+    return {}
+
+
+def no_secrets() -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of integration.
+
+    - ``keys``: the config a client sends (``required`` among them); ``secret_keys`` among
+      them are kept encrypted and shown masked to their last 4 characters, except in the
+      answer that created them.
+    - ``generated``: secrets made at creation (a webhook's signing secret), shown in that one
+      answer only, never masked.
+    - ``errors``: the config's problems, by ``config.<key>``; the keys themselves are checked
+      before it runs.
+    - ``transport``: hands one event to the integration.
+    - ``schema_in`` and ``schema_out``: its config in the OpenAPI schema; no ``schema_in``
+      means it is not created through the API (Google Sheets connects through Google).
+    - ``from_post``: the dashboard's form fields as a config; ``folder`` holds ``card.html``,
+      the dashboard's card that adds one.
+    """
+
+    type: str
+    label: str
+    transport: Callable[..., Outcome]
+    schema_out: dict[str, Any]
+    folder: Path
+    keys: frozenset[str] = frozenset()
+    required: frozenset[str] = frozenset()
+    secret_keys: frozenset[str] = frozenset()
+    errors: Callable[[dict[str, Any]], dict[str, str]] = no_errors
+    generated: Callable[[], dict[str, Any]] = no_secrets
+    generated_keys: frozenset[str] = frozenset()
+    schema_in: dict[str, Any] | None = None
+    from_post: Callable[[QueryDict], dict[str, Any]] | None = None
+
+    @property
+    def api_created(self) -> bool:
+        return self.schema_in is not None
+
+    def public_config(self, config: dict[str, Any], secrets: dict[str, Any],
+                      reveal: bool) -> dict[str, Any]:
+        shown = dict(config)
+        for key, value in secrets.items():
+            if key in self.secret_keys:
+                shown[key] = value if reveal else mask(str(value))
+            elif reveal:
+                shown[key] = value  # generated: in the creating answer only
+        return shown
+
+    @cached_property
+    def card(self) -> Template | None:
+        path = self.folder / "card.html"
+        return Engine.get_default().from_string(path.read_text()) if path.exists() else None
+
+
+def http_outcome(result: http.HttpResult, disable_on: tuple[int, ...] = (410,)) -> Outcome:
+    """A receiver's answer as an outcome: 2xx succeeds, 429 and 5xx are tried again (after
+    Retry-After), and ``disable_on`` statuses turn the integration off for good."""
+    if result.status_code in disable_on:
+        return Outcome(False, result.status_code,
+                       f"HTTP {result.status_code}: integration disabled", permanent=True,
+                       disable=True)
+    return Outcome(result.ok, result.status_code, result.error, result.retry_after)

@@ -1,0 +1,60 @@
+"""What the chat kinds (Slack, Discord) share: one message per submission, naming the form and
+listing every field as ``name: value``, posted as JSON to the incoming-webhook URL the owner
+pasted (a secret: anyone holding it can post to the channel, so it is shown masked)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from integrations.clients import http
+from integrations.kinds.base import Outcome, http_outcome
+from integrations.validation import url_errors
+from submissions.representation import field_text
+
+ELLIPSIS = "…"
+
+
+def lines(event: dict[str, Any], escape) -> list[str]:
+    fields = event["data"]["fields"]
+    return [f"{escape(name)}: {escape(field_text(value))}" for name, value in fields.items()]
+
+
+def cut(text: str, limit: int, *, keep_whole=None) -> str:
+    """``text`` in at most ``limit`` characters, ending in … when cut. ``keep_whole`` finds a
+    broken escape at the cut (an HTML entity, a backslash) so none is left half."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - len(ELLIPSIS)]
+    if keep_whole is not None:
+        head = keep_whole(head)
+    return head + ELLIPSIS
+
+
+def post(integration, payload: dict[str, Any]) -> Outcome:
+    """404 or 410: the channel or its webhook was deleted; the integration is turned off."""
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    result = http.post(
+        integration.secrets["webhookUrl"],
+        data=body,
+        headers={"Content-Type": "application/json", "User-Agent": http.USER_AGENT},
+    )
+    return http_outcome(result, disable_on=(404, 410))
+
+
+def url_problem(config: dict[str, Any]) -> dict[str, str]:
+    return url_errors(config, "webhookUrl", "Enter the incoming webhook's HTTPS URL.")
+
+
+URL_IN = {"type": "string", "format": "uri", "maxLength": 2000, "writeOnly": True,
+          "description": "The incoming webhook's https:// URL"}
+URL_OUT = {"type": "string",
+           "description": "Masked to its last 4 characters, except in the create response"}
+
+
+def schemas(title: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    schema_in = {"type": "object", "title": f"{title}Config",
+                 "properties": {"webhookUrl": URL_IN}, "required": ["webhookUrl"]}
+    schema_out = {"type": "object", "title": f"{title}ConfigOut",
+                  "properties": {"webhookUrl": URL_OUT}, "required": ["webhookUrl"]}
+    return schema_in, schema_out

@@ -1,0 +1,119 @@
+"""EMAIL: each submission mailed to the owner through the operator's email provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.utils.html import escape
+
+from integrations.clients import email_provider
+from integrations.kinds.base import Kind, Outcome
+from integrations.validation import email_address_error
+from submissions.representation import field_text
+
+SUBJECT = {"type": "string", "maxLength": 200}
+FROM = {"type": "string", "description": 'An address, optionally "Name <address>"'}
+TO = {"type": "string", "format": "email"}
+
+
+def _reply_to(fields: dict[str, Any]) -> str | None:
+    address = fields.get("email")
+    if not isinstance(address, str):
+        return None
+    try:
+        validate_email(address)
+    except ValidationError:
+        return None
+    return address
+
+
+def message(integration, event: dict[str, Any]) -> dict[str, Any]:
+    data = event["data"]
+    fields = data["fields"]
+    subject = integration.config.get("subject") or f"New submission: {data['formName']}"
+    lines = [f"{name}: {field_text(value)}" for name, value in fields.items()]
+    rows = "".join(
+        f'<tr><th align="left">{escape(name)}</th><td>{escape(field_text(value))}</td></tr>'
+        for name, value in fields.items()
+    )
+    mail: dict[str, Any] = {
+        "from": integration.config["fromEmail"],
+        "to": [integration.config["toEmail"]],
+        "subject": subject,
+        "text": f"New submission to {data['formName']} at {data['submittedAt']}\n\n"
+        + "\n".join(lines),
+        "html": f"<p>New submission to <strong>{escape(data['formName'])}</strong> at "
+        f"{escape(data['submittedAt'])}</p><table>{rows}</table>",
+    }
+    reply_to = _reply_to(fields)
+    if reply_to:
+        mail["reply_to"] = reply_to
+    return mail
+
+
+def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
+    result = email_provider.send(
+        api_key=integration.secrets["apiKey"], message=message(integration, event)
+    )
+    if result.ok:
+        return Outcome(True, result.status_code)
+    code = result.status_code
+    retryable = code is None or code == 429 or code >= 500
+    error = result.error if code is None else email_provider.provider_message(result)
+    return Outcome(False, code, error, result.retry_after, permanent=not retryable)
+
+
+def errors(config: dict[str, Any]) -> dict[str, str]:
+    found = {}
+    api_key = config.get("apiKey")
+    if not isinstance(api_key, str) or not api_key.strip() or len(api_key) > 500:
+        found["config.apiKey"] = "Enter the email provider's API key."
+    for key, named in (("fromEmail", True), ("toEmail", False)):
+        problem = email_address_error(config.get(key), display_name_allowed=named)
+        if problem:
+            found[f"config.{key}"] = problem
+    subject = config.get("subject")
+    if subject is not None and (not isinstance(subject, str) or len(subject) > 200):
+        found["config.subject"] = "The subject must be text of at most 200 characters."
+    return found
+
+
+def from_post(post) -> dict[str, Any]:
+    config = {key: post.get(key, "").strip() for key in ("apiKey", "fromEmail", "toEmail")}
+    if post.get("subject", "").strip():
+        config["subject"] = post["subject"].strip()
+    return config
+
+
+KIND = Kind(
+    type="EMAIL",
+    label="Email",
+    transport=transport,
+    folder=Path(__file__).parent,
+    keys=frozenset({"apiKey", "fromEmail", "toEmail", "subject"}),
+    required=frozenset({"apiKey", "fromEmail", "toEmail"}),
+    secret_keys=frozenset({"apiKey"}),
+    errors=errors,
+    schema_in={
+        "type": "object",
+        "title": "EmailConfig",
+        "properties": {
+            "apiKey": {"type": "string", "maxLength": 500, "writeOnly": True},
+            "fromEmail": FROM, "toEmail": TO, "subject": SUBJECT,
+        },
+        "required": ["apiKey", "fromEmail", "toEmail"],
+    },
+    schema_out={
+        "type": "object",
+        "title": "EmailConfigOut",
+        "properties": {
+            "apiKey": {"type": "string", "description": "Masked, except in the create response"},
+            "fromEmail": FROM, "toEmail": TO, "subject": SUBJECT,
+        },
+        "required": ["apiKey", "fromEmail", "toEmail"],
+    },
+    from_post=from_post,
+)

@@ -1,0 +1,65 @@
+"""SLACK: each submission posted to a channel through a Slack incoming webhook.
+
+Submitted text can never mention or link: Slack reads ``<!channel>``, ``<@U123>`` and
+``<https://…|text>`` as markup, so ``&``, ``<`` and ``>`` are escaped, as Slack documents; link
+previews are off.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from integrations.kinds import chat
+from integrations.kinds.base import Kind, Outcome
+
+TEXT_LIMIT = 3000  # characters in one text block
+PARTIAL_ENTITY = re.compile(r"&[a-z]*$")
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _whole_entities(text: str) -> str:
+    return PARTIAL_ENTITY.sub("", text)
+
+
+def message(event: dict[str, Any]) -> dict[str, Any]:
+    title = f"New submission to {escape(event['data']['formName'])}"
+    fields = "\n".join(chat.lines(event, escape)) or "(no fields)"
+    return {
+        "text": chat.cut(title, TEXT_LIMIT, keep_whole=_whole_entities),
+        "blocks": [
+            {"type": "section", "text": {
+                "type": "mrkdwn",
+                "text": chat.cut(f"*{title}*", TEXT_LIMIT, keep_whole=_whole_entities)}},
+            {"type": "section", "text": {
+                "type": "mrkdwn",
+                "text": chat.cut(fields, TEXT_LIMIT, keep_whole=_whole_entities)}},
+        ],
+        "unfurl_links": False,
+        "unfurl_media": False,
+    }
+
+
+def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
+    return chat.post(integration, message(event))
+
+
+SCHEMA_IN, SCHEMA_OUT = chat.schemas("Slack")
+
+KIND = Kind(
+    type="SLACK",
+    label="Slack",
+    transport=transport,
+    folder=Path(__file__).parent,
+    keys=frozenset({"webhookUrl"}),
+    required=frozenset({"webhookUrl"}),
+    secret_keys=frozenset({"webhookUrl"}),
+    errors=chat.url_problem,
+    schema_in=SCHEMA_IN,
+    schema_out=SCHEMA_OUT,
+    from_post=lambda post: {"webhookUrl": post.get("webhookUrl", "").strip()},
+)

@@ -1,0 +1,57 @@
+"""WEBHOOK: each event POSTed as JSON to the owner's URL, signed the Standard Webhooks way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from config import clock
+from integrations.clients import webhook
+from integrations.kinds.base import Kind, Outcome, http_outcome
+from integrations.validation import url_errors
+
+URL = {"type": "string", "format": "uri", "maxLength": 2000, "description": "https:// only"}
+
+
+def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
+    body = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+    result = webhook.send(
+        url=integration.config["url"],
+        secret=integration.secrets["signingSecret"],
+        msg_id=msg_id,
+        timestamp=int(clock.now().timestamp()),
+        body=body,
+    )
+    return http_outcome(result, disable_on=(410,))
+
+
+def errors(config: dict[str, Any]) -> dict[str, str]:
+    return url_errors(config, "url", "Enter the HTTPS URL that receives the webhooks.")
+
+
+KIND = Kind(
+    type="WEBHOOK",
+    label="Webhook",
+    transport=transport,
+    folder=Path(__file__).parent,
+    keys=frozenset({"url"}),
+    required=frozenset({"url"}),
+    errors=errors,
+    generated=lambda: {"signingSecret": webhook.new_signing_secret()},
+    generated_keys=frozenset({"signingSecret"}),
+    schema_in={"type": "object", "title": "WebhookConfig", "properties": {"url": URL},
+               "required": ["url"]},
+    schema_out={
+        "type": "object",
+        "title": "WebhookConfigOut",
+        "properties": {
+            "url": URL,
+            "signingSecret": {
+                "type": "string", "description": "whsec_…; present only in the create response",
+            },
+        },
+        "required": ["url"],
+    },
+    from_post=lambda post: {"url": post.get("url", "").strip()},
+)
