@@ -22,7 +22,7 @@ from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.models import CaptchaProvider, Form
 from forms_app.serializers import FormInputSerializer
-from integrations import kinds
+from integrations import kinds, outbox
 from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
@@ -440,7 +440,7 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
     if not integration.enabled:
         messages.error(request, "Enable the integration first: a disabled one receives nothing.")
         return HttpResponseRedirect("/dashboard/integrations")
-    count = integrations.deliveries_retry(integration_id=integration.pk)
+    count = outbox.deliveries_retry(integration_id=integration.pk)
     if count:
         messages.success(request, f"{count} failed deliveries will be sent again.")
     else:

@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from integrations import services
+from integrations import outbox
 
 # A database that goes away mid-task leaves the rows as they were: pending, and marked as having
 # a message on its way, which the sweeper trusts for REQUEUE_AFTER (5 minutes). So the task
@@ -21,15 +21,15 @@ RETRY_ON_DATABASE_ERRORS = {
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True,
              **RETRY_ON_DATABASE_ERRORS)
 def deliver(delivery_id: str) -> None:
-    services.delivery_run(delivery_id)
+    outbox.delivery_run(delivery_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True,
              **RETRY_ON_DATABASE_ERRORS)
 def deliver_due() -> int:
-    return services.deliveries_run_due()
+    return outbox.deliveries_run_due()
 
 
 @shared_task(ignore_result=True)
 def sweep_deliveries() -> int:
-    return services.delivery_sweep()
+    return outbox.delivery_sweep()

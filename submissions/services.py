@@ -15,11 +15,7 @@ from config import clock
 from config.dbtime import DatabaseNow
 from config.ids import new_id
 from forms_app.models import Form
-from integrations.services import (
-    deliveries_drop_pending,
-    deliveries_queue,
-    deliveries_record,
-)
+from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
 from submissions import admission, field_names, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Status, Submission

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from config import clock
-from integrations import services
+from integrations import outbox
 from integrations.models import Delivery, DeliveryState
 from integrations.services import integration_create
 from integrations.transports import Outcome
@@ -39,7 +39,7 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
 
     # Each worker pauses after its first health update, while the other takes its own first.
     both_updated_one = threading.Barrier(2, timeout=10)
-    real_update = services._update_integration
+    real_update = outbox._update_integration
 
     def update_then_wait(integration, outcome, at):
         real_update(integration, outcome, at)
@@ -48,12 +48,12 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
             both_updated_one.wait()
 
     local = threading.local()
-    monkeypatch.setattr(services, "_update_integration", update_then_wait)
+    monkeypatch.setattr(outbox, "_update_integration", update_then_wait)
     errors = []
 
     def worker(results):
         try:
-            services._record_successes(results)
+            outbox._record_successes(results)
         except Exception as error:  # a deadlock surfaces here
             errors.append(error)
         finally:

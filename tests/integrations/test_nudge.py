@@ -7,7 +7,7 @@ import time
 import pytest
 from django.db import connection
 
-from integrations import nudge, services
+from integrations import nudge, outbox
 from integrations.services import integration_create
 from tests.conftest import submit
 from tests.fakes import FakeServer, Reply
@@ -32,7 +32,7 @@ def published(settings, monkeypatch):
     """The deliver_due messages the web would send; nothing runs them."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
     sent: list[str] = []
-    monkeypatch.setattr(services, "_wake_workers", lambda what: sent.append(what) or True)
+    monkeypatch.setattr(outbox, "_wake_workers", lambda what: sent.append(what) or True)
     nudge.forget()
     yield sent
     nudge.forget()
@@ -47,7 +47,7 @@ class Worker(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.done = services.deliveries_run_due()
+            self.done = outbox.deliveries_run_due()
         finally:
             connection.close()
 

@@ -6,12 +6,8 @@ from django.core.management import CommandError, call_command
 
 from config.celery import app as celery_app
 from integrations.models import Delivery, Integration
-from integrations.services import (
-    LEASE,
-    delivery_claim,
-    delivery_sweep,
-    integration_create,
-)
+from integrations.outbox import LEASE, delivery_claim, delivery_sweep
+from integrations.services import integration_create
 from integrations.tasks import deliver, deliver_due
 from tests.conftest import submit
 from tests.fakes import Reply
@@ -237,7 +233,7 @@ def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
 ):
     """Each attempt takes 10 s of the clock, the most one may: the 20 s lease would lapse in
     the second one unless the worker renewed it, and another worker would take the rest."""
-    from integrations import services, transports
+    from integrations import outbox, transports
 
     broker.silent()
     for i in range(3):
@@ -251,7 +247,7 @@ def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
         return transports.Outcome(True, 200)
 
     monkeypatch.setattr(transports, "deliver", slow)
-    assert services.deliveries_run_due() == 3
+    assert outbox.deliveries_run_due() == 3
 
     assert lapsed == []
     assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
@@ -260,15 +256,15 @@ def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
 def test_a_dead_workers_batch_is_taken_again_within_20_seconds(
     public, form, hook, receiver, broker, clock
 ):
-    from integrations import services
+    from integrations import outbox
 
     broker.silent()
     submit(public, form)
-    assert services.deliveries_claim_batch(10)  # a worker claims it ... and dies
+    assert outbox.deliveries_claim_batch(10)  # a worker claims it ... and dies
     broker.up()
 
     clock.advance(seconds=19)
-    assert services.deliveries_claim_batch(10) == []
+    assert outbox.deliveries_claim_batch(10) == []
     clock.advance(seconds=2)
     assert delivery_sweep() == 1
 
@@ -300,9 +296,9 @@ def test_a_delivery_run_that_loses_the_database_tries_again(public, form, hook, 
     from celery.exceptions import Retry
     from django.db import OperationalError
 
-    from integrations import services, tasks
+    from integrations import outbox, tasks
 
-    real, calls = services.deliveries_run_due, []
+    real, calls = outbox.deliveries_run_due, []
 
     def flaky():
         calls.append(1)
@@ -312,7 +308,7 @@ def test_a_delivery_run_that_loses_the_database_tries_again(public, form, hook, 
 
     broker.silent()
     submit(public, form, {"name": "Ada"})
-    monkeypatch.setattr(services, "deliveries_run_due", flaky)
+    monkeypatch.setattr(outbox, "deliveries_run_due", flaky)
     broker.up()
 
     with pytest.raises(Retry):  # a retry is asked for, not a failure left to the sweeper

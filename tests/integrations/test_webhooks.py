@@ -9,7 +9,8 @@ from standardwebhooks.webhooks import Webhook
 
 from integrations.clients import http, webhook
 from integrations.models import Delivery, DeliveryAttempt, Integration
-from integrations.services import delivery_run, delivery_sweep, integration_create
+from integrations.outbox import delivery_run, delivery_sweep
+from integrations.services import integration_create
 from tests.conftest import submit
 from tests.fakes import Reply
 
@@ -407,7 +408,7 @@ def test_webhook_body_is_compact_json_with_event_timestamp(public, form, hook, r
 
 
 def test_an_older_attempt_finishing_last_does_not_set_the_status(hook, clock):
-    from integrations.services import _update_integration
+    from integrations.outbox import _update_integration
     from integrations.transports import Outcome
 
     earlier = clock()

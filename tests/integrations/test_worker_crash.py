@@ -13,7 +13,8 @@ from django.db import connection
 
 from forms_app.services import form_create
 from integrations.models import Delivery
-from integrations.services import delivery_sweep, integration_create
+from integrations.outbox import delivery_sweep
+from integrations.services import integration_create
 from tests.conftest import CommitClient, make_user, submit
 from tests.fakes import FakeServer, Reply
 from tests.integrations.conftest import reset_broker_connections
