@@ -11,6 +11,8 @@ from rest_framework.response import Response
 from forms_app import selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
+from integrations.selectors import ledger_of
+from integrations.serializers import LedgerEntrySerializer
 from submissions import export
 from submissions.models import Status, Submission
 from submissions.representation import (
@@ -143,6 +145,21 @@ class FormViewSet(
         submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
         marked = submission_mark_spam(submission=submission)
         return Response(submission_json(marked, with_meta=True))
+
+    @extend_schema(
+        request=None,
+        responses={200: LedgerEntrySerializer(many=True)},
+        summary="The delivery ledger: which integrations received a submission",
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path=r"submissions/(?P<submission_id>[^/]+)/deliveries",
+        url_name="submission-deliveries",
+    )
+    def deliveries(self, request: Request, pk: str, submission_id: str) -> Response:
+        submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
+        return Response(LedgerEntrySerializer(ledger_of(submission), many=True).data)
 
     @extend_schema(
         request=None,

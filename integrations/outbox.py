@@ -13,6 +13,7 @@ import functools
 import logging
 import random
 import time
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,7 @@ from django.db.models import F, Q
 
 from accounts.models import User
 from config import broker, clock, rawsql
+from config.errors import ServiceError, default_error
 from forms_app.models import Form
 from integrations import events, nudge, transports
 from integrations.models import (
@@ -554,6 +556,27 @@ def delivery_sweep(limit: int = 1000) -> int:
         nudge.take_flag()  # it may be up with its message lost: this message replaces it
         deliveries_queue(ids, force=True)
     return len(ids)
+
+
+def not_retryable() -> ServiceError:
+    return ServiceError(
+        "not_retryable",
+        "Only a failed delivery of an enabled integration can be retried.",
+        409,
+    )
+
+
+def delivery_retry(*, owner: User, delivery_id: str) -> Delivery:
+    """One failed delivery of the owner's, given a fresh set of attempts; 409 for any other
+    (pending, delivered, a test send, or its integration disabled)."""
+    try:
+        delivery = Delivery.objects.get(pk=uuid.UUID(str(delivery_id)), integration__owner=owner)
+    except (ValueError, Delivery.DoesNotExist):
+        raise ServiceError(*default_error(404), 404) from None
+    if not deliveries_retry(delivery_ids=[delivery.pk]):
+        raise not_retryable()
+    delivery.refresh_from_db()
+    return delivery
 
 
 def deliveries_retry(

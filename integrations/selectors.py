@@ -1,8 +1,8 @@
 """Read-side queries about integrations."""
 
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 
-from integrations.models import DeliveryState, Integration
+from integrations.models import Delivery, DeliveryState, Integration
 
 
 def failed_deliveries_count() -> Count:
@@ -18,3 +18,13 @@ def failed_deliveries_of(integration: Integration) -> int:
         state=DeliveryState.FAILED, submission__isnull=False
     ).count()
 
+
+
+def ledger_of(submission) -> list[Delivery]:
+    """Every delivery of one submission, with its kind and its latest attempt's time."""
+    return list(
+        Delivery.objects.filter(submission=submission)
+        .select_related("integration")
+        .annotate(last_attempt_at=Max("attempt_log__started_at"))
+        .order_by("created_at", "id")
+    )

@@ -9,7 +9,7 @@ from config import strict
 from config.timefmt import TimestampField
 from forms_app.serializers import StrictSerializer
 from integrations import kinds
-from integrations.models import Integration
+from integrations.models import DeliveryState, Integration
 from integrations.schema import CONFIG_OUT, ConfigInField, ConfigPatchField
 
 
@@ -66,3 +66,27 @@ class IntegrationStatusSerializer(serializers.Serializer):
 class TestResultSerializer(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()
+
+
+class LedgerEntrySerializer(serializers.Serializer):
+    """One delivery of a submission to one integration (contract, "the delivery ledger")."""
+
+    _id = serializers.CharField(source="pk")
+    integrationId = serializers.CharField(source="integration_id")
+    type = serializers.CharField(source="integration.type")
+    state = serializers.SerializerMethodField()
+    attempts = serializers.IntegerField()
+    lastError = serializers.CharField(source="last_error", allow_null=True)
+    lastAttemptAt = TimestampField(source="last_attempt_at", allow_null=True)
+    nextAttemptAt = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=["pending", "delivered", "failed"]))
+    def get_state(self, delivery) -> str:
+        # An attempt in flight is still pending to the owner: it has not ended either way.
+        return "pending" if delivery.state == DeliveryState.IN_PROGRESS else delivery.state
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_nextAttemptAt(self, delivery) -> str | None:
+        if delivery.state != DeliveryState.PENDING:
+            return None
+        return TimestampField().to_representation(delivery.next_attempt_at)

@@ -2,17 +2,18 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
-from rest_framework.decorators import action
+from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from integrations import selectors, services
+from integrations import outbox, selectors, services
 from integrations.models import Integration
 from integrations.serializers import (
     IntegrationCreateSerializer,
     IntegrationSerializer,
     IntegrationStatusSerializer,
     IntegrationUpdateSerializer,
+    LedgerEntrySerializer,
     TestResultSerializer,
 )
 
@@ -66,3 +67,16 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
         integration = self.get_object()
         integration.failed_deliveries = selectors.failed_deliveries_of(integration)
         return Response(IntegrationStatusSerializer(integration).data)
+
+
+@extend_schema(
+    request=None,
+    responses={202: LedgerEntrySerializer},
+    summary="Retry one failed delivery with a fresh set of attempts",
+    description="409 unless the delivery failed and its integration is enabled.",
+)
+@api_view(["POST"])
+def delivery_retry(request: Request, delivery_id: str) -> Response:
+    delivery = outbox.delivery_retry(owner=request.user, delivery_id=delivery_id)
+    delivery.last_attempt_at = None  # a fresh set: no attempt of it yet
+    return Response(LedgerEntrySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
