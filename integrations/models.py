@@ -37,6 +37,8 @@ class Integration(models.Model):
     status = models.CharField(max_length=20, choices=Health.choices, default=Health.NEVER_RUN)
     last_run_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=500, null=True, blank=True)
+    # When the owner was last told it failed for good (integrations/alerts.py): one alert a day.
+    alerted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["owner", "enabled"])]

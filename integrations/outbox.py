@@ -25,7 +25,7 @@ from accounts.models import User
 from config import broker, clock, rawsql
 from config.errors import ServiceError, default_error
 from forms_app.models import Form
-from integrations import events, nudge, transports
+from integrations import alerts, events, nudge, transports
 from integrations.models import (
     Delivery,
     DeliveryAttempt,
@@ -498,7 +498,13 @@ def _record(
         else retry_delay(delivery.attempts, outcome.retry_after)
     )
     if delay is None:
-        return _finish(delivery, DeliveryState.FAILED, _short(outcome.error))
+        finished = _finish(delivery, DeliveryState.FAILED, _short(outcome.error))
+        if not is_test:
+            alerts.failed_for_good(
+                delivery.integration, form_name=delivery.submission.form.name,
+                error=_short(outcome.error), disabled=outcome.disable,
+            )
+        return finished
     delivery.state, delivery.last_error = DeliveryState.PENDING, _short(outcome.error)
     delivery.next_attempt_at = clock.now() + timedelta(seconds=delay)
     # A short wait is queued with a countdown right away; a long one waits for the sweeper.

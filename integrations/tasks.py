@@ -33,3 +33,15 @@ def deliver_due() -> int:
 @shared_task(ignore_result=True)
 def sweep_deliveries() -> int:
     return outbox.delivery_sweep()
+
+
+@shared_task(ignore_result=True, autoretry_for=(OSError,), retry_backoff=30, max_retries=5)
+def send_failure_alert(integration_id: str, form_name: str, error: str, disabled: bool) -> None:
+    from accounts import mailer
+    from integrations import alerts
+    from integrations.models import Integration
+
+    integration = Integration.objects.select_related("owner").filter(pk=integration_id).first()
+    if integration is None:
+        return  # deleted meanwhile: nobody to tell about it
+    mailer.send(**alerts.message(integration, form_name, error, disabled))

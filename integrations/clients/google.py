@@ -22,10 +22,12 @@ TIMEOUT_SECONDS = 15
 
 
 class GoogleError(Exception):
-    def __init__(self, message: str, *, permanent: bool, status_code: int | None = None):
+    def __init__(self, message: str, *, permanent: bool, status_code: int | None = None,
+                 revoked: bool = False):
         super().__init__(message)
         self.permanent = permanent
         self.status_code = status_code
+        self.revoked = revoked  # the owner took FormFlow's access back: nothing more will pass
 
 
 def configured() -> bool:
@@ -122,7 +124,8 @@ def _sheets(creds: Credentials):
 def _refresh_failed(error: RefreshError) -> GoogleError:
     """A revoked grant (invalid_grant) is final; other refresh failures may pass."""
     if "invalid_grant" in str(error):
-        return GoogleError("Google access was revoked; reconnect Google Sheets", permanent=True)
+        return GoogleError("Google access was revoked; reconnect Google Sheets", permanent=True,
+                           revoked=True)
     return GoogleError(f"Token refresh failed: {error}", permanent=False)
 
 

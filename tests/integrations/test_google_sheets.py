@@ -2,6 +2,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core import mail
 
 from integrations.clients.google import Tokens
 from integrations.models import Delivery, Integration
@@ -206,6 +207,10 @@ def test_revoked_grant_is_failing_at_once(public, form, connected, google):
     assert "revoked" in connected.last_error
     assert Delivery.objects.get().state == "failed"
     assert google.state.rows["sheet-1"] == []
+    # Nothing more can pass until the owner connects again: it is off, and they are told.
+    assert connected.enabled is False
+    [alert] = [m for m in mail.outbox if "Google Sheets integration" in m.subject]
+    assert "turned off" in alert.body
 
 
 def test_a_failed_header_write_is_made_again_by_the_next_delivery(public, form, connected, google):

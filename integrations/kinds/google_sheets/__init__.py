@@ -35,7 +35,8 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
             sheet_columns.header_confirm(integration.pk, len(columns))
         google.append_row(creds, spreadsheet_id=spreadsheet_id, row=sheet_row(columns, event))
     except google.GoogleError as error:
-        return Outcome(False, error.status_code, str(error), permanent=error.permanent)
+        return Outcome(False, error.status_code, str(error), permanent=error.permanent,
+                       disable=error.revoked)
     refreshed = google.Tokens.from_credentials(creds)
     secrets = refreshed.as_dict() if refreshed.token != tokens.token else None
     return Outcome(True, 200, secrets=secrets)
