@@ -134,3 +134,21 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.number} of {self.delivery_id}"
+
+
+class AutoresponseSent(models.Model):
+    """When a form last auto-answered one address (the address is kept only as its SHA-256):
+    one autoresponse per recipient per form per hour (integrations/kinds/email/)."""
+
+    form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
+    recipient = models.CharField(max_length=64)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["form", "recipient"], name="autoresponse_once"),
+        ]
+        indexes = [models.Index(fields=["sent_at"], name="autoresponse_sent")]
+
+    def __str__(self) -> str:
+        return f"{self.recipient[:12]}… at {self.sent_at}"

@@ -1,11 +1,13 @@
 """The data FormFlow keeps only for a while, deleted by one job (contract, "Submission
 lifecycle"): submissions past their form's retentionDays, spam after 30 days, Idempotency-Keys
-after 24 h, and revoked tokens once they have expired anyway. Beat runs it every hour, so
+after 24 h, revoked tokens once they have expired anyway, and the marks that keep
+autoresponses to one an hour, once their hour is past. Beat runs it every hour, so
 nothing outlives its period by more than that; ``manage.py purge`` runs it by hand."""
 
 from __future__ import annotations
 
 from accounts.services import revoked_tokens_purge
+from integrations.kinds.email import autoresponse
 from submissions import idempotency
 from submissions.services import retention_purge, spam_purge
 
@@ -17,4 +19,5 @@ def purge() -> dict[str, int]:
         "spam": spam_purge(),
         "idempotency_keys": idempotency.expired_purge(),
         "revoked_tokens": revoked_tokens_purge(),
+        "autoresponse_marks": autoresponse.expired_purge(),
     }

@@ -257,6 +257,33 @@ def test_email_integration_from_the_page(owner, form):
     assert "re_123456" not in text
 
 
+def test_email_autoresponse_from_the_page(owner):
+    owner.post("/dashboard/integrations/new", {
+        "type": "EMAIL", "apiKey": "re_123456", "fromEmail": "f@example.com",
+        "toEmail": "t@example.com", "autoresponseSubject": "Thanks",
+        "autoresponseText": "We will answer soon.", "autoresponseEmailField": "contact",
+    })
+
+    config = Integration.objects.get().config
+    assert config["autoresponse"] == {"subject": "Thanks", "text": "We will answer soon."}
+    assert config["autoresponseEmailField"] == "contact"
+
+
+@pytest.mark.parametrize(("kind", "label"), [("SLACK", "Slack"), ("DISCORD", "Discord")])
+def test_chat_integrations_from_the_page(owner, kind, label):
+    page = page_text(owner.get("/dashboard/integrations"))
+    assert f"Post to {label}" in page
+
+    owner.post("/dashboard/integrations/new",
+               {"type": kind, "webhookUrl": "https://hooks.example.com/services/abc/secret-1"})
+
+    integration = Integration.objects.get()
+    assert integration.type == kind
+    text = page_text(owner.get("/dashboard/integrations"))
+    assert f"{label} channel" in text
+    assert "secret-1" not in text.replace("****et-1", "")
+
+
 def test_toggle_test_and_delete_an_integration(owner, user, allow_private_receiver):
     from integrations.services import integration_create
 

@@ -11,10 +11,23 @@ from django.utils.html import escape
 
 from integrations.clients import email_provider
 from integrations.kinds.base import Kind, Outcome
+from integrations.kinds.email import autoresponse
 from integrations.validation import email_address_error
 from submissions.representation import field_text
 
 SUBJECT = {"type": "string", "maxLength": 200}
+AUTORESPONSE = {
+    "type": "object",
+    "nullable": True,
+    "description": "Mailed to the address in autoresponseEmailField of each delivered "
+    "submission, at most once an hour per address; null turns it off",
+    "properties": {
+        "subject": {"type": "string", "minLength": 1, "maxLength": 200},
+        "text": {"type": "string", "minLength": 1, "maxLength": 5000},
+    },
+    "required": ["subject", "text"],
+}
+EMAIL_FIELD = {"type": "string", "minLength": 1, "maxLength": 100, "default": "email"}
 FROM = {"type": "string", "description": 'An address, optionally "Name <address>"'}
 TO = {"type": "string", "format": "email"}
 
@@ -59,6 +72,7 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
         api_key=integration.secrets["apiKey"], message=message(integration, event)
     )
     if result.ok:
+        autoresponse.send(integration, event)
         return Outcome(True, result.status_code)
     code = result.status_code
     retryable = code is None or code == 429 or code >= 500
@@ -78,13 +92,20 @@ def errors(config: dict[str, Any]) -> dict[str, str]:
     subject = config.get("subject")
     if subject is not None and (not isinstance(subject, str) or len(subject) > 200):
         found["config.subject"] = "The subject must be text of at most 200 characters."
-    return found
+    return {**found, **autoresponse.errors(config)}
 
 
 def from_post(post) -> dict[str, Any]:
-    config = {key: post.get(key, "").strip() for key in ("apiKey", "fromEmail", "toEmail")}
+    config: dict[str, Any] = {
+        key: post.get(key, "").strip() for key in ("apiKey", "fromEmail", "toEmail")
+    }
     if post.get("subject", "").strip():
         config["subject"] = post["subject"].strip()
+    if post.get("autoresponseText", "").strip():
+        config["autoresponse"] = {"subject": post.get("autoresponseSubject", "").strip(),
+                                  "text": post["autoresponseText"].strip()}
+        config["autoresponseEmailField"] = post.get("autoresponseEmailField", "").strip() or (
+            autoresponse.DEFAULT_FIELD)
     return config
 
 
@@ -93,7 +114,8 @@ KIND = Kind(
     label="Email",
     transport=transport,
     folder=Path(__file__).parent,
-    keys=frozenset({"apiKey", "fromEmail", "toEmail", "subject"}),
+    keys=frozenset({"apiKey", "fromEmail", "toEmail", "subject", "autoresponse",
+                    "autoresponseEmailField"}),
     required=frozenset({"apiKey", "fromEmail", "toEmail"}),
     secret_keys=frozenset({"apiKey"}),
     errors=errors,
@@ -103,6 +125,7 @@ KIND = Kind(
         "properties": {
             "apiKey": {"type": "string", "maxLength": 500, "writeOnly": True},
             "fromEmail": FROM, "toEmail": TO, "subject": SUBJECT,
+            "autoresponse": AUTORESPONSE, "autoresponseEmailField": EMAIL_FIELD,
         },
         "required": ["apiKey", "fromEmail", "toEmail"],
     },
@@ -112,6 +135,7 @@ KIND = Kind(
         "properties": {
             "apiKey": {"type": "string", "description": "Masked, except in the create response"},
             "fromEmail": FROM, "toEmail": TO, "subject": SUBJECT,
+            "autoresponse": AUTORESPONSE, "autoresponseEmailField": EMAIL_FIELD,
         },
         "required": ["apiKey", "fromEmail", "toEmail"],
     },
