@@ -59,6 +59,11 @@ class DetailParams(serializers.Serializer):
     fields = FieldsParam(required=False)
 
 
+class StreamParams(DetailParams):
+    formId = serializers.CharField(max_length=100)
+    since = SinceParam(required=False)
+
+
 class ListParams(DetailParams):
     formId = serializers.CharField(max_length=100)
     limit = serializers.IntegerField(min_value=1, max_value=100, default=25)

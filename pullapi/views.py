@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import contextlib
 import uuid
 
+from django.core.cache import cache
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
@@ -9,12 +12,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config import ratelimit
+from config import ratelimit, redis
 from config.errors import ServiceError
 from pullapi import cursors, params, services
 from pullapi.authentication import ApiKeyAuthentication
 from pullapi.models import ApiKey
 from pullapi.selectors import submissions_page
+from submissions import export
 from submissions.models import Submission
 from submissions.representation import SubmissionSchema, submission_json
 
@@ -129,3 +133,86 @@ class SubmissionDetailView(PullApiView):
         if submission is None:
             raise submission_not_found()
         return Response({"data": submission_json(submission, only=query.get("fields"))})
+
+
+def stream_in_progress() -> ServiceError:
+    return ServiceError(
+        "stream_in_progress",
+        "This key is already streaming; one stream per key runs at a time.",
+        status_code=429,
+        headers={"Retry-After": str(STREAM_RETRY_AFTER_SECONDS)},
+    )
+
+
+STREAM_RETRY_AFTER_SECONDS = 5
+STREAM_LEASE_SECONDS = 60
+
+
+class SubmissionStreamView(PullApiView):
+    """The bulk sync: every submission of a form as NDJSON, for a first sync."""
+
+    @extend_schema(
+        operation_id="pull_submissions_stream",
+        summary="Stream every submission of a form as NDJSON (pull API bulk sync)",
+        description=(
+            "One JSON object a line, in the list's shape, oldest first. Counts as one request; "
+            "one stream per key at a time (a second is 429 stream_in_progress)."
+        ),
+        parameters=[
+            OpenApiParameter("formId", str, required=True, description="Form id or slug"),
+            OpenApiParameter("since", str, description="ISO 8601; inclusive"),
+            FIELDS_PARAM,
+        ],
+        responses={(200, "application/x-ndjson"): SubmissionSchema},
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        query = params.validated(params.StreamParams, request.query_params)
+        form = services.readable_form(api_key=request.auth, identifier=query["formId"])
+        if form is None:
+            raise form_not_found()
+        lease = StreamLease(request.auth.pk)
+        if not lease.take():
+            raise stream_in_progress()
+        try:
+            lines = export.ndjson_rows(form, since=query.get("since"),
+                                       only=query.get("fields"))
+        except BaseException:
+            lease.give_back()
+            raise
+        response = StreamingHttpResponse(lease.held_while(lines),
+                                         content_type="application/x-ndjson")
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class StreamLease:
+    """One stream per key: a lease in the shared cache, renewed as batches go out and given
+    back when the stream ends; a process that dies holding it loses it within a minute. While
+    the cache is away, streams are not limited (a sync must not fail for that)."""
+
+    def __init__(self, key_id) -> None:
+        self.name = f"formflow:stream:{key_id}"
+        self.token = uuid.uuid4().hex
+
+    def take(self) -> bool:
+        try:
+            return cache.add(self.name, self.token, STREAM_LEASE_SECONDS)
+        except redis.Unavailable:
+            return True
+
+    def renew(self) -> None:
+        with contextlib.suppress(redis.Unavailable):
+            cache.set(self.name, self.token, STREAM_LEASE_SECONDS)
+
+    def give_back(self) -> None:
+        with contextlib.suppress(redis.Unavailable):
+            if cache.get(self.name) == self.token:
+                cache.delete(self.name)
+
+    def held_while(self, chunks):
+        try:
+            for chunk in chunks:
+                yield chunk
+                self.renew()
+        finally:
+            self.give_back()
