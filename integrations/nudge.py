@@ -65,6 +65,21 @@ def hold_flag() -> None:
     _set(only_if_down=False)
 
 
+def is_up() -> bool:
+    """Whether a worker holds the flag (or a commit raised it); False while Redis is away."""
+    client = redis.client()
+    if client is not None:
+        try:
+            return bool(client.exists(KEY))
+        except redis.Unavailable as error:
+            redis.failed(error, "reading the deliveries flag")
+            return False
+    try:
+        return time.time() - os.stat(_path()).st_mtime < FLAG_TTL_SECONDS
+    except FileNotFoundError:
+        return False
+
+
 def take_flag() -> bool:
     """Take the flag down; True if it was up."""
     client = redis.client()

@@ -109,23 +109,26 @@ def deliveries_drop_pending(*, submission_id) -> int:
     ).delete()[0]
 
 
-def _wake_workers(what: str) -> bool:
+def _wake_workers(what: str, *, always_try: bool = False) -> bool:
     """One deliver_due message; False if the broker is away (the sweeper then sends)."""
     from integrations.tasks import deliver_due
 
-    return broker.publish(lambda: deliver_due.apply_async(retry=False), what)
+    return broker.publish(lambda: deliver_due.apply_async(retry=False), what,
+                          always_try=always_try)
 
 
-def deliveries_queue(ids: list, *, force: bool = False) -> None:
+def deliveries_queue(ids: list, *, force: bool = False, sweeping: bool = False) -> None:
     """Nudge workers about due deliveries ``ids``; one message covers any number of them.
 
     Only the caller that raises the flag publishes (see integrations/nudge.py); ``force``
-    publishes anyway (the sweeper, which cannot know whether the last message was lost). If
-    the broker is away, the rows are marked unsent and the sweeper sends them.
+    publishes anyway (a retry, or the sweeper, which cannot know whether the last message
+    was lost). The sweeper tries the broker even during its pause after a failure: it runs in
+    the background, and must find the broker back at once. If the broker is away, the rows
+    are marked unsent and the sweeper sends them.
     """
     if not (nudge.raise_flag() or force):
         return
-    if not _wake_workers(f"{len(ids)} deliveries"):
+    if not _wake_workers(f"{len(ids)} deliveries", always_try=sweeping):
         nudge.take_flag()  # no message is on its way: the next commit must try again
         nudge.forget()
         Delivery.objects.filter(pk__in=ids).update(queued_at=None)
@@ -560,8 +563,24 @@ def delivery_sweep(limit: int = 1000) -> int:
     if ids:
         Delivery.objects.filter(pk__in=ids).update(queued_at=now)
         nudge.take_flag()  # it may be up with its message lost: this message replaces it
-        deliveries_queue(ids, force=True)
+        deliveries_queue(ids, force=True, sweeping=True)
+    elif _orphaned(now):
+        deliveries_queue([], force=True, sweeping=True)
     return len(ids)
+
+
+ORPHANED_AFTER = timedelta(seconds=5)
+
+
+def _orphaned(now) -> bool:
+    """Rows due a while with no worker on them: commits that saw a worker's flag up left
+    them to that worker, and it died (a live one keeps the flag up, and takes them within
+    milliseconds). Their message counts as sent, so the check above does not see them."""
+    if nudge.is_up():
+        return False
+    stale = now - ORPHANED_AFTER
+    return Delivery.objects.filter(state=DeliveryState.PENDING,
+                                   next_attempt_at__lte=stale).exists()
 
 
 def not_retryable() -> ServiceError:

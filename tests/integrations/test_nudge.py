@@ -32,7 +32,7 @@ def published(settings, monkeypatch):
     """The deliver_due messages the web would send; nothing runs them."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
     sent: list[str] = []
-    monkeypatch.setattr(outbox, "_wake_workers", lambda what: sent.append(what) or True)
+    monkeypatch.setattr(outbox, "_wake_workers", lambda what, **_: sent.append(what) or True)
     nudge.forget()
     yield sent
     nudge.forget()
@@ -116,3 +116,23 @@ def test_a_worker_renews_the_flag_it_holds(monkeypatch, settings):
     time.sleep(0.2)
 
     assert not nudge.raise_flag()
+
+
+def test_rows_left_to_a_worker_that_died_are_swept(public, form, hook, published, settings,
+                                                   clock):
+    from integrations.models import Delivery
+
+    settings.NUDGE_SKIP_SECONDS = 0.0
+    nudge.hold_flag()  # a lingering worker: the commit below leaves its row to it
+    submit(public, form, {"n": "orphan"})
+    assert published == []
+    assert Delivery.objects.get().queued_at is not None  # counts as having a message
+
+    clock.advance(seconds=6)
+    assert outbox.delivery_sweep() == 0
+    assert published == []  # the worker is still on the job
+
+    nudge.take_flag()  # it died, and its flag expired
+    outbox.delivery_sweep()
+
+    assert len(published) == 1
