@@ -110,7 +110,7 @@ def hit(group: str, key: str, limit: int, period: str = "m") -> Usage:
         except redis.Unavailable as error:
             redis.failed(error, f"rate limit {group}")
         else:
-            return _usage(limit, usage["count"], int(usage["time_left"]))
+            return _usage(limit, usage["count"], max(1, math.ceil(usage["time_left"])))
     count, left = _local.add(f"{group}:{key}", PERIOD_SECONDS[period])
     return _usage(limit, count, left)
 
@@ -119,7 +119,8 @@ def _usage(limit: int, count: int, seconds_left: int) -> Usage:
     return Usage(
         limit=limit,
         remaining=max(0, limit - count),
-        reset_at=int(time.time()) + seconds_left,
+        # The window's end: seconds_left is rounded up from the same clock.
+        reset_at=int(now()) + seconds_left,
         exceeded=count > limit,
     )
 
