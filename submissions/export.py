@@ -103,13 +103,58 @@ def _objects(form: Form, batch: list[tuple], only: set[str] | None = None) -> It
                f'"fields": {fields}}}')
 
 
+# On PostgreSQL each row's JSON is written by the database, in C, from the stored pairs in
+# their order (json_object_agg keeps order; jsonb would sort the keys): the web process only
+# passes text along. The shape is the pull API's; only the whitespace differs.
+ROW_AS_JSON = """
+SELECT json_build_object(
+  'id', s.id, 'formId', s.form_id,
+  'submittedAt', to_char(s.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'fields', COALESCE((SELECT json_object_agg(pair.value->>0, pair.value->1
+                                             ORDER BY pair.ordinality)
+                      FROM jsonb_array_elements(s.data) WITH ORDINALITY AS pair
+                      WHERE %s::text[] IS NULL OR pair.value->>0 = ANY(%s::text[])),
+                     '{}'::json))::text
+FROM submissions_submission s
+WHERE s.form_id = %s AND s.status = 'inbox'
+  AND (%s::timestamptz IS NULL OR s.submitted_at >= %s::timestamptz)
+  AND (%s::timestamptz IS NULL OR s.submitted_at < %s::timestamptz)
+ORDER BY s.submitted_at, s.id
+"""
+
+
+def _json_texts(form: Form, since=None, before=None, only: set[str] | None = None
+                ) -> Iterator[list[str]]:
+    """Each row as its JSON text, ``BATCH`` at a time, from one snapshot."""
+    if connection.vendor != "postgresql":
+        for batch in _started(inbox(form, since, before)):
+            yield list(_objects(form, batch, only))
+        return
+    names = sorted(only) if only is not None else None
+    params = [names, names, form.pk, since, since, before, before]
+    with transaction.atomic(), connection.chunked_cursor() as cursor:
+        cursor.execute(ROW_AS_JSON, params)
+        while rows := cursor.fetchmany(BATCH):
+            yield [text for (text,) in rows]
+
+
+def _texts_started(form: Form, **options) -> Iterator[list[str]]:
+    stream = _json_texts(form, **options)
+    first = next(stream, [])
+
+    def resumed() -> Iterator[list[str]]:
+        yield first
+        yield from stream
+
+    return resumed()
+
+
 def json_rows(form: Form) -> Iterator[str]:
-    stream = _started(inbox(form))
     opened = False
-    for batch in stream:
+    for batch in _texts_started(form):
         if not batch:
             continue
-        yield ("[" if not opened else ",") + ",".join(_objects(form, batch))
+        yield ("[" if not opened else ",") + ",".join(batch)
         opened = True
     yield "]" if opened else "[]"
 
@@ -117,7 +162,7 @@ def json_rows(form: Form) -> Iterator[str]:
 def ndjson_rows(form: Form, since=None, only: set[str] | None = None) -> Iterator[str]:
     """The bulk sync: every settled row (below the commit horizon, as the pull API's pages),
     so a client that goes on with ``since`` set to the last row's time misses nothing."""
-    rows = inbox(form, since, horizon.committed_before())
-    for batch in _started(rows):
+    before = horizon.committed_before()
+    for batch in _texts_started(form, since=since, before=before, only=only):
         if batch:
-            yield "".join(line + "\n" for line in _objects(form, batch, only))
+            yield "".join(line + "\n" for line in batch)
