@@ -242,13 +242,9 @@ def puller(db, pull_key) -> CommitClient:
 
 
 @pytest.fixture
-def allow_private_receiver(settings):
+def allow_private_receiver(receiver):
     """A webhook receiver on loopback, with private addresses allowed."""
-    from tests.fakes import FakeServer, Reply
-
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
-        yield server
+    return receiver
 
 
 def add_submission(
@@ -266,3 +262,24 @@ def add_submission(
         Submission.objects.filter(pk=submission.pk).update(submitted_at=at)
         submission.refresh_from_db()
     return submission
+
+
+@pytest.fixture
+def allow_private(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+
+
+@pytest.fixture
+def receiver(allow_private):
+    """A webhook receiver on loopback; set ``receiver.handler`` to change its answers."""
+    from tests.fakes import FakeServer, Reply
+
+    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
+        yield server
+
+
+@pytest.fixture
+def hook(user, receiver):
+    from integrations.services import integration_create
+
+    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})

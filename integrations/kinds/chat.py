@@ -5,10 +5,12 @@ pasted (a secret: anyone holding it can post to the channel, so it is shown mask
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from integrations.clients import http
-from integrations.kinds.base import Outcome, http_outcome
+from integrations.kinds.base import Kind, Outcome, http_outcome
 from integrations.validation import url_errors
 from submissions.representation import field_text
 
@@ -52,9 +54,26 @@ URL_OUT = {"type": "string",
            "description": "Masked to its last 4 characters, except in the create response"}
 
 
-def schemas(title: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    schema_in = {"type": "object", "title": f"{title}Config",
-                 "properties": {"webhookUrl": URL_IN}, "required": ["webhookUrl"]}
-    schema_out = {"type": "object", "title": f"{title}ConfigOut",
-                  "properties": {"webhookUrl": URL_OUT}, "required": ["webhookUrl"]}
-    return schema_in, schema_out
+def kind(type: str, label: str, message: Callable[[dict[str, Any]], dict[str, Any]],
+         folder: Path) -> Kind:
+    """A chat kind: its config is the one secret URL; ``message`` shapes a submission."""
+
+    def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
+        return post(integration, message(event))
+
+    url = frozenset({"webhookUrl"})
+    return Kind(
+        type=type,
+        label=label,
+        transport=transport,
+        folder=folder,
+        keys=url,
+        required=url,
+        secret_keys=url,
+        errors=url_problem,
+        schema_in={"type": "object", "title": f"{label}Config",
+                   "properties": {"webhookUrl": URL_IN}, "required": ["webhookUrl"]},
+        schema_out={"type": "object", "title": f"{label}ConfigOut",
+                    "properties": {"webhookUrl": URL_OUT}, "required": ["webhookUrl"]},
+        from_post=lambda form: {"webhookUrl": form.get("webhookUrl", "").strip()},
+    )

@@ -6,23 +6,6 @@ from tests.fakes import FakeServer, Reply
 
 
 @pytest.fixture
-def allow_private(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-
-
-@pytest.fixture
-def receiver(allow_private):
-    """A webhook receiver on loopback; set ``receiver.handler`` to change its answers."""
-    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
-        yield server
-
-
-@pytest.fixture
-def hook(user, receiver):
-    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})
-
-
-@pytest.fixture
 def provider(settings):
     """A Resend-compatible email API on loopback."""
     with FakeServer(lambda _request: Reply(200, {"id": "email_1"})) as server:

@@ -6,20 +6,13 @@ from django.core import mail
 from integrations.models import Integration
 from integrations.services import integration_create
 from tests.conftest import submit
-from tests.fakes import FakeServer, Reply
+from tests.fakes import Reply
 
 
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+@pytest.fixture(autouse=True)
+def failing(receiver, settings):
     settings.DELIVERY_RETRY_DELAYS = []  # one attempt: a failure is final at once
-    with FakeServer(lambda _request: Reply(500)) as server:
-        yield server
-
-
-@pytest.fixture
-def hook(user, receiver):
-    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/h"})
+    receiver.handler = lambda _request: Reply(500)
 
 
 def alerts() -> list:

@@ -5,17 +5,10 @@ import pytest
 
 from integrations.models import Delivery, Integration
 from tests.conftest import submit
-from tests.fakes import FakeServer, Reply
+from tests.fakes import Reply
 
 URL = "/api/v1/integrations"
 SLACK_LIMIT, DISCORD_LIMIT = 3000, 2000
-
-
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    with FakeServer(lambda _request: Reply(200, {})) as server:
-        yield server
 
 
 @pytest.fixture(params=["SLACK", "DISCORD"])

@@ -6,15 +6,12 @@ from integrations.models import Delivery, Integration
 from integrations.services import integration_create
 from submissions.models import Submission
 from tests.conftest import submit
-from tests.fakes import FakeServer, Reply
+from tests.fakes import Reply
 
 
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+@pytest.fixture(autouse=True)
+def one_attempt(settings):
     settings.DELIVERY_RETRY_DELAYS = []  # one attempt: a failure is final at once
-    with FakeServer(lambda _request: Reply(200, {})) as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,23 +8,9 @@ import pytest
 from django.db import connection
 
 from integrations import nudge, outbox
-from integrations.services import integration_create
 from tests.conftest import submit
-from tests.fakes import FakeServer, Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
-        yield server
-
-
-@pytest.fixture
-def hook(user, receiver):
-    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/h"})
 
 
 @pytest.fixture

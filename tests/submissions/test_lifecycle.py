@@ -10,28 +10,14 @@ from django.db import connection
 from django.test import Client
 
 from integrations.models import Delivery
-from integrations.services import integration_create
 from submissions import idempotency
 from submissions.models import IdempotencyKey, Submission
 from tests.conftest import add_submission, post_html_form, submit
-from tests.fakes import FakeServer, Reply
 
 
 def usage(user) -> int:
     user.refresh_from_db()
     return user.monthly_submission_count
-
-
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
-        yield server
-
-
-@pytest.fixture
-def hook(user, receiver):
-    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/h"})
 
 
 def keyed(client, form, key, data=None, **extra):

@@ -11,7 +11,6 @@ from integrations.models import Delivery
 from integrations.services import integration_create
 from submissions.models import Submission
 from tests.conftest import post_html_form, submit
-from tests.fakes import FakeServer, Reply
 
 
 def usage(user) -> int:
@@ -27,18 +26,6 @@ def folder(owner_api, form, status: str) -> dict:
 
 def form_object(owner_api, form) -> dict:
     return owner_api.get(f"/api/v1/forms/{form.pk}").json()
-
-
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
-    with FakeServer(lambda _request: Reply(200, {"ok": True})) as server:
-        yield server
-
-
-@pytest.fixture
-def hook(user, receiver):
-    return integration_create(owner=user, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from integrations.kinds import chat
-from integrations.kinds.base import Kind, Outcome
 
 CONTENT_LIMIT = 2000
 SUPPRESS_EMBEDS = 1 << 2
@@ -38,22 +37,4 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
-    return chat.post(integration, message(event))
-
-
-SCHEMA_IN, SCHEMA_OUT = chat.schemas("Discord")
-
-KIND = Kind(
-    type="DISCORD",
-    label="Discord",
-    transport=transport,
-    folder=Path(__file__).parent,
-    keys=frozenset({"webhookUrl"}),
-    required=frozenset({"webhookUrl"}),
-    secret_keys=frozenset({"webhookUrl"}),
-    errors=chat.url_problem,
-    schema_in=SCHEMA_IN,
-    schema_out=SCHEMA_OUT,
-    from_post=lambda post: {"webhookUrl": post.get("webhookUrl", "").strip()},
-)
+KIND = chat.kind("DISCORD", "Discord", message, Path(__file__).parent)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from django.utils.html import escape
 
 from integrations.clients import email_provider
@@ -32,17 +30,6 @@ FROM = {"type": "string", "description": 'An address, optionally "Name <address>
 TO = {"type": "string", "format": "email"}
 
 
-def _reply_to(fields: dict[str, Any]) -> str | None:
-    address = fields.get("email")
-    if not isinstance(address, str):
-        return None
-    try:
-        validate_email(address)
-    except ValidationError:
-        return None
-    return address
-
-
 def message(integration, event: dict[str, Any]) -> dict[str, Any]:
     data = event["data"]
     fields = data["fields"]
@@ -61,7 +48,7 @@ def message(integration, event: dict[str, Any]) -> dict[str, Any]:
         "html": f"<p>New submission to <strong>{escape(data['formName'])}</strong> at "
         f"{escape(data['submittedAt'])}</p><table>{rows}</table>",
     }
-    reply_to = _reply_to(fields)
+    reply_to = autoresponse.valid_address(fields.get("email"))
     if reply_to:
         mail["reply_to"] = reply_to
     return mail

@@ -47,15 +47,19 @@ def errors(config: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def recipient(config: dict[str, Any], fields: dict[str, Any]) -> str | None:
-    address = fields.get(config.get("autoresponseEmailField") or DEFAULT_FIELD)
-    if not isinstance(address, str) or len(address) > 254:
+def valid_address(value: Any) -> str | None:
+    """``value`` if it is one plain email address, else None."""
+    if not isinstance(value, str) or len(value) > 254:
         return None
     try:
-        validate_email(address)
+        validate_email(value)
     except ValidationError:
         return None
-    return address
+    return value
+
+
+def recipient(config: dict[str, Any], fields: dict[str, Any]) -> str | None:
+    return valid_address(fields.get(config.get("autoresponseEmailField") or DEFAULT_FIELD))
 
 
 def send(integration, event: dict[str, Any]) -> bool:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from integrations.kinds import chat
-from integrations.kinds.base import Kind, Outcome
 
 TEXT_LIMIT = 3000  # characters in one text block
 PARTIAL_ENTITY = re.compile(r"&[a-z]*$")
@@ -44,22 +43,4 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
-    return chat.post(integration, message(event))
-
-
-SCHEMA_IN, SCHEMA_OUT = chat.schemas("Slack")
-
-KIND = Kind(
-    type="SLACK",
-    label="Slack",
-    transport=transport,
-    folder=Path(__file__).parent,
-    keys=frozenset({"webhookUrl"}),
-    required=frozenset({"webhookUrl"}),
-    secret_keys=frozenset({"webhookUrl"}),
-    errors=chat.url_problem,
-    schema_in=SCHEMA_IN,
-    schema_out=SCHEMA_OUT,
-    from_post=lambda post: {"webhookUrl": post.get("webhookUrl", "").strip()},
-)
+KIND = chat.kind("SLACK", "Slack", message, Path(__file__).parent)
