@@ -43,9 +43,9 @@ def no_secrets() -> dict[str, Any]:
 class Kind:
     """One kind of integration.
 
-    - ``keys``: the config a client sends (``required`` among them); ``secret_keys`` among
-      them are kept encrypted and shown masked to their last 4 characters, except in the
-      answer that created them.
+    - ``keys``: the config a client may send (what it must send, ``errors`` checks);
+      ``secret_keys`` among them are kept encrypted and shown masked to their last 4
+      characters, except in the answer that created them.
     - ``generated``: secrets made at creation (a webhook's signing secret), shown in that one
       answer only, never masked.
     - ``errors``: the config's problems, by ``config.<key>``; the keys themselves are checked
@@ -63,7 +63,6 @@ class Kind:
     schema_out: dict[str, Any]
     folder: Path
     keys: frozenset[str] = frozenset()
-    required: frozenset[str] = frozenset()
     secret_keys: frozenset[str] = frozenset()
     errors: Callable[[dict[str, Any]], dict[str, str]] = no_errors
     generated: Callable[[], dict[str, Any]] = no_secrets

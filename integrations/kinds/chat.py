@@ -68,7 +68,6 @@ def kind(type: str, label: str, message: Callable[[dict[str, Any]], dict[str, An
         transport=transport,
         folder=folder,
         keys=url,
-        required=url,
         secret_keys=url,
         errors=url_problem,
         schema_in={"type": "object", "title": f"{label}Config",

@@ -103,7 +103,6 @@ KIND = Kind(
     folder=Path(__file__).parent,
     keys=frozenset({"apiKey", "fromEmail", "toEmail", "subject", "autoresponse",
                     "autoresponseEmailField"}),
-    required=frozenset({"apiKey", "fromEmail", "toEmail"}),
     secret_keys=frozenset({"apiKey"}),
     errors=errors,
     schema_in={

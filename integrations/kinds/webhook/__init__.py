@@ -36,7 +36,6 @@ KIND = Kind(
     transport=transport,
     folder=Path(__file__).parent,
     keys=frozenset({"url"}),
-    required=frozenset({"url"}),
     errors=errors,
     generated=lambda: {"signingSecret": webhook.new_signing_secret()},
     generated_keys=frozenset({"signingSecret"}),
