@@ -54,6 +54,10 @@ class FormViewSet(
     def get_queryset(self):
         return selectors.forms_of(self.request.user)
 
+    def submission(self, submission_id: str) -> Submission:
+        """One submission of this form, in either folder; 404 for any other."""
+        return get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
+
     def get_object(self) -> Form:
         form = get_object_or_404(
             self.get_queryset().filter(selectors.form_lookup(self.kwargs["pk"]))
@@ -109,9 +113,7 @@ class FormViewSet(
         url_name="submission-detail",
     )
     def delete_submission(self, request: Request, pk: str, submission_id: str) -> Response:
-        form = self.get_object()
-        submission = get_object_or_404(Submission, form=form, pk=submission_id)
-        submission_delete(submission=submission)
+        submission_delete(submission=self.submission(submission_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -126,8 +128,7 @@ class FormViewSet(
         url_name="submission-not-spam",
     )
     def not_spam(self, request: Request, pk: str, submission_id: str) -> Response:
-        submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
-        rescued = submission_rescue(submission=submission)
+        rescued = submission_rescue(submission=self.submission(submission_id))
         return Response(submission_json(rescued, with_meta=True))
 
     @extend_schema(
@@ -142,8 +143,7 @@ class FormViewSet(
         url_name="submission-spam",
     )
     def mark_spam(self, request: Request, pk: str, submission_id: str) -> Response:
-        submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
-        marked = submission_mark_spam(submission=submission)
+        marked = submission_mark_spam(submission=self.submission(submission_id))
         return Response(submission_json(marked, with_meta=True))
 
     @extend_schema(
@@ -158,8 +158,8 @@ class FormViewSet(
         url_name="submission-deliveries",
     )
     def deliveries(self, request: Request, pk: str, submission_id: str) -> Response:
-        submission = get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
-        return Response(LedgerEntrySerializer(ledger_of(submission), many=True).data)
+        entries = ledger_of(self.submission(submission_id))
+        return Response(LedgerEntrySerializer(entries, many=True).data)
 
     @extend_schema(
         request=None,

@@ -15,15 +15,15 @@ import io
 import json
 from collections.abc import Iterator
 from contextlib import nullcontext
-from datetime import UTC
 from typing import Any
 
 from django.db import connection, transaction
 
+from config.timefmt import iso
 from forms_app.models import Form
 from submissions import horizon
 from submissions.models import Submission
-from submissions.representation import field_text
+from submissions.representation import field_text, submission_json
 
 BATCH = 2000
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -34,10 +34,6 @@ def safe_cell(value: Any) -> str:
     """A cell as text that no spreadsheet will evaluate as a formula."""
     text = field_text(value)
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
-
-
-def _stamp(moment) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def inbox(form: Form, since=None, before=None):
@@ -76,27 +72,46 @@ def _chain(first: list, rest: Iterator[list]) -> Iterator[list]:
     yield from rest
 
 
-ROW_FOR_CSV = """
-SELECT s.id::text,
-       to_char(s.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), s.data
-FROM submissions_submission s
-WHERE s.form_id = %s AND s.status = 'inbox'
-ORDER BY s.submitted_at, s.id
-"""
+# On PostgreSQL the database writes what it can as text, in C: the id, the time, and for JSON
+# the whole row (json_object_agg keeps the stored pairs' order, where jsonb would sort the
+# keys). The shape is the pull API's; only the whitespace differs.
+STAMP = """to_char(s.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+ROW_AS_JSON = f"""json_build_object(
+  'id', s.id, 'formId', s.form_id, 'submittedAt', {STAMP},
+  'fields', COALESCE((SELECT json_object_agg(pair.value->>0, pair.value->1
+                                             ORDER BY pair.ordinality)
+                      FROM jsonb_array_elements(s.data) WITH ORDINALITY AS pair
+                      WHERE %s::text[] IS NULL OR pair.value->>0 = ANY(%s::text[])),
+                     '{{}}'::json))::text"""
+ROW_FOR_CSV = f"s.id::text, {STAMP}, s.data"
+
+
+def _pg_rows(columns: str, params: list, form: Form, since=None, before=None
+             ) -> Iterator[list[tuple]]:
+    """``columns`` of the form's inbox from ``since`` and below ``before``, oldest first,
+    ``BATCH`` at a time through a server-side cursor inside a transaction."""
+    sql = (
+        f"SELECT {columns} FROM {Submission._meta.db_table} s "
+        "WHERE s.form_id = %s AND s.status = 'inbox' "
+        "AND (%s::timestamptz IS NULL OR s.submitted_at >= %s::timestamptz) "
+        "AND (%s::timestamptz IS NULL OR s.submitted_at < %s::timestamptz) "
+        "ORDER BY s.submitted_at, s.id"
+    )
+    with transaction.atomic(), connection.chunked_cursor() as cursor:
+        cursor.execute(sql, [*params, form.pk, since, since, before, before])
+        while rows := cursor.fetchmany(BATCH):
+            yield rows
 
 
 def _csv_sources(form: Form) -> Iterator[list[tuple]]:
-    """(id text, time text, pairs) ``BATCH`` at a time; on PostgreSQL the id and the time
-    come as text already."""
+    """(id text, time text, pairs) ``BATCH`` at a time."""
     if connection.vendor != "postgresql":
         for batch in batches(inbox(form)):
-            yield [(str(ident), _stamp(moment), data) for ident, moment, data in batch]
+            yield [(str(ident), iso(moment), data) for ident, moment, data in batch]
         return
-    with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.execute(ROW_FOR_CSV, [form.pk])
-        while rows := cursor.fetchmany(BATCH):
-            # Django has psycopg hand jsonb over as text, and decodes it itself.
-            yield [(ident, stamp, json.loads(data)) for ident, stamp, data in rows]
+    for rows in _pg_rows(ROW_FOR_CSV, [], form):
+        # Django has psycopg hand jsonb over as text, and decodes it itself.
+        yield [(ident, stamp, json.loads(data)) for ident, stamp, data in rows]
 
 
 def _cell(value: Any) -> str:
@@ -120,49 +135,23 @@ def csv_rows(form: Form) -> Iterator[str]:
         out.truncate()
 
 
-def _objects(form: Form, batch: list[tuple], only: set[str] | None = None) -> Iterator[str]:
-    """Each row in the pull API's shape, as JSON text; ``only``: just these fields."""
-    form_id = json.dumps(str(form.pk))
-    for ident, moment, data in batch:
-        shown = {name: value for name, value in data if only is None or name in only}
-        fields = json.dumps(shown, ensure_ascii=False)
-        yield (f'{{"id": "{ident}", "formId": {form_id}, "submittedAt": "{_stamp(moment)}", '
-               f'"fields": {fields}}}')
-
-
-# On PostgreSQL each row's JSON is written by the database, in C, from the stored pairs in
-# their order (json_object_agg keeps order; jsonb would sort the keys): the web process only
-# passes text along. The shape is the pull API's; only the whitespace differs.
-ROW_AS_JSON = """
-SELECT json_build_object(
-  'id', s.id, 'formId', s.form_id,
-  'submittedAt', to_char(s.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-  'fields', COALESCE((SELECT json_object_agg(pair.value->>0, pair.value->1
-                                             ORDER BY pair.ordinality)
-                      FROM jsonb_array_elements(s.data) WITH ORDINALITY AS pair
-                      WHERE %s::text[] IS NULL OR pair.value->>0 = ANY(%s::text[])),
-                     '{}'::json))::text
-FROM submissions_submission s
-WHERE s.form_id = %s AND s.status = 'inbox'
-  AND (%s::timestamptz IS NULL OR s.submitted_at >= %s::timestamptz)
-  AND (%s::timestamptz IS NULL OR s.submitted_at < %s::timestamptz)
-ORDER BY s.submitted_at, s.id
-"""
-
-
 def _json_texts(form: Form, since=None, before=None, only: set[str] | None = None
                 ) -> Iterator[list[str]]:
-    """Each row as its JSON text, ``BATCH`` at a time, from one snapshot."""
+    """Each row in the pull API's shape as JSON text, ``BATCH`` at a time, from one
+    snapshot; ``only``: just these fields."""
     if connection.vendor != "postgresql":
         for batch in batches(inbox(form, since, before)):
-            yield list(_objects(form, batch, only))
+            yield [json.dumps(_pull_shape(form, row, only), ensure_ascii=False) for row in batch]
         return
     names = sorted(only) if only is not None else None
-    params = [names, names, form.pk, since, since, before, before]
-    with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.execute(ROW_AS_JSON, params)
-        while rows := cursor.fetchmany(BATCH):
-            yield [text for (text,) in rows]
+    for rows in _pg_rows(ROW_AS_JSON, [names, names], form, since, before):
+        yield [text for (text,) in rows]
+
+
+def _pull_shape(form: Form, row: tuple, only: set[str] | None) -> dict[str, Any]:
+    ident, moment, data = row
+    return submission_json(Submission(pk=ident, form=form, submitted_at=moment, data=data),
+                           only=only)
 
 
 def json_rows(form: Form) -> Iterator[str]:
