@@ -1,11 +1,12 @@
 """Streams every submission of a form as CSV, JSON or NDJSON, in one pass, with flat memory.
 
-Rows come from one snapshot, read in batches: on PostgreSQL through a server-side cursor
-inside a transaction (a cursor opened in autocommit is WITH HOLD, which makes PostgreSQL
-materialise the whole result in temporary files before the first row), on SQLite through one
-statement stepped as the client reads. Only the three columns an export shows are read, and
-rows are shaped straight from them: no model instances. The CSV header is the form's list of
-field names, kept as submissions arrive, so the rows are read once.
+Rows come from one snapshot, read as the client reads. On PostgreSQL the database shapes them
+itself: CSV through COPY ... TO STDOUT, JSON rows through a server-side cursor inside a
+transaction (a cursor opened in autocommit is WITH HOLD, which makes PostgreSQL materialise the
+whole result in temporary files before the first row). On SQLite one statement is stepped and
+rows are shaped in Python, straight from the three columns an export shows: no model
+instances. The CSV header is the form's list of field names, kept as submissions arrive, so
+the rows are read once.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from submissions.models import Submission
 from submissions.representation import field_text, submission_json
 
 BATCH = 2000
+CHUNK = 64 * 1024
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_FIRST = frozenset(FORMULA_STARTS)
 
@@ -83,7 +85,6 @@ ROW_AS_JSON = f"""json_build_object(
                       FROM jsonb_array_elements(s.data) WITH ORDINALITY AS pair
                       WHERE %s::text[] IS NULL OR pair.value->>0 = ANY(%s::text[])),
                      '{{}}'::json))::text"""
-ROW_FOR_CSV = f"s.id::text, {STAMP}, s.data"
 
 
 def _pg_rows(columns: str, params: list, form: Form, since=None, before=None
@@ -103,15 +104,17 @@ def _pg_rows(columns: str, params: list, form: Form, since=None, before=None
             yield rows
 
 
-def _csv_sources(form: Form) -> Iterator[list[tuple]]:
-    """(id text, time text, pairs) ``BATCH`` at a time."""
-    if connection.vendor != "postgresql":
-        for batch in batches(inbox(form)):
-            yield [(str(ident), iso(moment), data) for ident, moment, data in batch]
-        return
-    for rows in _pg_rows(ROW_FOR_CSV, [], form):
-        # Django has psycopg hand jsonb over as text, and decodes it itself.
-        yield [(ident, stamp, json.loads(data)) for ident, stamp, data in rows]
+def _python_csv(form: Form, names: list[str]) -> Iterator[str]:
+    """The rows (no header) shaped in Python: SQLite's way."""
+    out = io.StringIO()
+    write = csv.writer(out).writerow
+    for batch in batches(inbox(form)):
+        for ident, moment, data in batch:
+            fields = dict(data)
+            write([ident, iso(moment), *[_cell(fields.get(name)) for name in names]])
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
 
 
 def _cell(value: Any) -> str:
@@ -120,19 +123,65 @@ def _cell(value: Any) -> str:
     return safe_cell(value)
 
 
-def csv_rows(form: Form) -> Iterator[str]:
-    sources = _primed(_csv_sources(form))
+# On PostgreSQL, COPY writes the rows as CSV itself and the web process passes its bytes along.
+# One pass over each row's pairs picks every column's value (field names are unique in a row:
+# intake merges repeats). A cell is field_text() of the value, then safe_cell()'s prefix, in
+# SQL: a string as itself, a list of strings joined, any other list or object as JSON (jsonb
+# prints ", " and ": " as json.dumps does), a number or boolean as its text. NULLIF leaves an
+# empty cell unquoted, as Python's csv module writes it.
+CELL_TEXT = """CASE jsonb_typeof(pair->1)
+  WHEN 'string' THEN pair->>1
+  WHEN 'array' THEN CASE
+    WHEN jsonb_path_exists(pair->1, 'strict $[*] ? (@.type() != "string")') THEN (pair->1)::text
+    ELSE (SELECT string_agg(item, ', ' ORDER BY n)
+          FROM jsonb_array_elements_text(pair->1) WITH ORDINALITY AS items(item, n)) END
+  WHEN 'object' THEN (pair->1)::text
+  ELSE pair->>1 END"""
+CELL_SAFE = (
+    "NULLIF(CASE WHEN left({t}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') "
+    "THEN '''' || {t} ELSE {t} END, '')"
+)
+
+
+def _pg_csv_sql(names: list[str]) -> str:
+    count = range(len(names))
+    texts = ", ".join(f"min({CELL_TEXT}) FILTER (WHERE pair->>0 = %s) AS t{i}" for i in count)
+    cells = "".join(", " + CELL_SAFE.format(t=f"texts.t{i}") for i in count)
+    return (
+        f"COPY (SELECT s.id, {STAMP}{cells} FROM {Submission._meta.db_table} s "
+        f"CROSS JOIN LATERAL (SELECT {texts or 'count(*)'} "
+        "                    FROM jsonb_array_elements(s.data) AS pair) texts "
+        "WHERE s.form_id = %s AND s.status = 'inbox' ORDER BY s.submitted_at, s.id"
+        ") TO STDOUT (FORMAT csv)"
+    )
+
+
+def _pg_csv(form: Form, names: list[str]) -> Iterator[bytes]:
+    """The rows (no header) as COPY writes them, in blocks of about ``CHUNK`` bytes."""
+    params = [*names, form.pk]
+    with connection.cursor() as cursor, cursor.copy(_pg_csv_sql(names), params) as copy:
+        block = bytearray()
+        for row in copy:
+            block += row
+            if len(block) >= CHUNK:
+                yield bytes(block)
+                block.clear()
+        yield bytes(block)
+
+
+def csv_rows(form: Form) -> Iterator[str | bytes]:
     names = list(form.field_names)
+    rows: Iterator[str | bytes]
+    rows = _pg_csv(form, names) if connection.vendor == "postgresql" else _python_csv(form, names)
+    first = next(rows, "")  # the statement runs before the header goes out, as in _primed()
     out = io.StringIO()
-    write = csv.writer(out).writerow
-    write(["id", "submittedAt", *(safe_cell(name) for name in names)])
-    for batch in sources:
-        for ident, stamp, data in batch:
-            fields = dict(data)
-            write([ident, stamp, *[_cell(fields.get(name)) for name in names]])
-        yield out.getvalue()
-        out.seek(0)
-        out.truncate()
+    # Lines end as the rows' do: "\n" from COPY, "\r\n" from Python's csv module (which
+    # quotes a carriage return only when it is part of its line terminator).
+    csv.writer(out, lineterminator="\n" if isinstance(first, bytes) else "\r\n").writerow(
+        ["id", "submittedAt", *(safe_cell(name) for name in names)])
+    header = out.getvalue()
+    yield header.encode() + first if isinstance(first, bytes) else header + first
+    yield from rows
 
 
 def _json_texts(form: Form, since=None, before=None, only: set[str] | None = None
