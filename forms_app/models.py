@@ -68,15 +68,19 @@ class Form(models.Model):
 
     @property
     def submission_count(self) -> int:
-        """Counted when read (selectors annotate it), never kept in the row: a stored counter
-        made every submission of a form wait for the one before it."""
+        """The inbox's size (selectors annotate it), never kept in this row: a counter here
+        made every submission of a form wait for the one before it (submissions/folders.py)."""
+        from submissions import folders
+
         counted = getattr(self, "counted_submissions", None)
-        return self.submissions.filter(status="inbox").count() if counted is None else counted
+        return folders.size(self.pk, "inbox") if counted is None else counted
 
     @property
     def spam_count(self) -> int:
+        from submissions import folders
+
         counted = getattr(self, "counted_spam", None)
-        return self.submissions.filter(status="spam").count() if counted is None else counted
+        return folders.size(self.pk, "spam") if counted is None else counted
 
     @property
     def endpoint(self) -> str:

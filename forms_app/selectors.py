@@ -4,8 +4,7 @@ import functools
 import uuid
 
 from django.db import connection
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Q, QuerySet
 
 from accounts.models import User
 from config import rawsql
@@ -13,20 +12,11 @@ from forms_app.models import Form
 
 
 def with_submission_counts(forms: QuerySet[Form]) -> QuerySet[Form]:
-    """Each form's inbox and spam folder sizes, counted when read (partial indexes)."""
-    from submissions.models import Status, Submission
+    """Each form's inbox and spam folder sizes, from their maintained counts."""
+    from submissions import folders
+    from submissions.models import Status
 
-    def count(status: str) -> Coalesce:
-        rows = (
-            Submission.objects.filter(form=OuterRef("pk"), status=status)
-            .order_by()
-            .values("form")
-            .annotate(total=Count("pk"))
-            .values("total")
-        )
-        return Coalesce(Subquery(rows), 0)
-
-    return forms.annotate(counted_submissions=count(Status.INBOX), counted_spam=count(Status.SPAM))
+    return folders.annotated(forms, counted_submissions=Status.INBOX, counted_spam=Status.SPAM)
 
 
 def forms_of(user: User) -> QuerySet[Form]:

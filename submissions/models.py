@@ -99,6 +99,24 @@ class Submission(models.Model):
         return self.received_at or self.submitted_at
 
 
+class FolderCount(models.Model):
+    """A folder's size up to a checkpoint: its rows stamped before ``counted_before`` (none
+    while that is null). The rows after it are counted when read (submissions/folders.py)."""
+
+    form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
+    status = models.CharField(max_length=5, choices=Status.choices)
+    counted_before = models.DateTimeField(null=True)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["form", "status"], name="foldercount_form_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.count} before {self.counted_before}"
+
+
 class IdempotencyKey(models.Model):
     """A client's ``Idempotency-Key`` for one form, held for 24 h (submissions/idempotency.py).
 

@@ -4,6 +4,7 @@ import math
 from dataclasses import dataclass
 
 from forms_app.models import Form
+from submissions import folders
 from submissions.models import Status, Submission
 
 
@@ -28,7 +29,7 @@ def submissions_page(form: Form, *, page: int, limit: int, status: str = Status.
     A page in the older half is counted from the oldest end, so no page skips more than half.
     """
     rows = Submission.objects.filter(form=form, status=status)
-    total = rows.count()
+    total = folders.size(form.pk, status)
     start = (page - 1) * limit
     if start >= total:
         return Page([], page, limit, total)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -16,7 +17,7 @@ from config.dbtime import DatabaseNow
 from config.ids import new_id
 from forms_app.models import Form
 from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
-from submissions import admission, field_names, learning, store
+from submissions import admission, field_names, folders, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Status, Submission
 
@@ -143,7 +144,8 @@ def submission_rescue(*, submission: Submission) -> Submission:
     delivered only to the integrations that have no delivery of it yet.
     """
     form = submission.form
-    with _sqlite_writer(), transaction.atomic():
+    with _sqlite_writer(), folders.changing(form.pk) as changes:
+        status, stamp = _held(submission)
         counted = was_counted(submission)
         moved = Submission.objects.filter(pk=submission.pk, status=Status.SPAM).update(
             status=Status.INBOX,
@@ -155,6 +157,8 @@ def submission_rescue(*, submission: Submission) -> Submission:
             field_names.record(form, submission.data)
             submission.refresh_from_db()
             submission.form = form
+            changes.left(status, stamp)
+            changes.entered(Status.INBOX, submission.submitted_at)
             deliveries_record(submission=submission, missing_only=counted)
             if not counted:
                 month = current_month()
@@ -174,12 +178,22 @@ def was_counted(submission: Submission) -> bool:
 def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, those still waiting are dropped, and the monthly count is not given back."""
-    with _sqlite_writer(), transaction.atomic():
-        Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
+    with _sqlite_writer(), folders.changing(submission.form_id) as changes:
+        status, stamp = _held(submission)
+        if status == Status.INBOX:
+            Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
+            changes.left(Status.INBOX, stamp)
+            changes.entered(Status.SPAM, stamp)
         deliveries_drop_pending(submission_id=submission.pk)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
     return submission
+
+
+def _held(submission: Submission) -> tuple[str, Any]:
+    """The submission's folder and stamp, locked until the change commits."""
+    return Submission.objects.select_for_update().values_list("status", "submitted_at").get(
+        pk=submission.pk)
 
 
 def _teach(submission: Submission, *, is_spam: bool) -> None:
@@ -236,19 +250,30 @@ def _delete_in_batches(rows, batch: int, still: Q | None = None) -> int:
     transaction, so no delete holds its locks for long or stalls new submissions."""
     deleted = 0
     while True:
-        ids = list(rows.order_by().values_list("pk", flat=True)[:batch])
-        if not ids:
+        found = list(rows.order_by().values_list("pk", "form_id")[:batch])
+        if not found:
             return deleted
-        chosen = Submission.objects.filter(pk__in=ids)
-        if still is not None:
-            chosen = chosen.filter(still)
-        with _sqlite_writer(), transaction.atomic():
-            deleted += chosen.delete()[1].get(Submission._meta.label, 0)
-        if len(ids) < batch:
+        by_form = defaultdict(list)
+        for pk, form_id in found:
+            by_form[form_id].append(pk)
+        for form_id, ids in by_form.items():
+            chosen = Submission.objects.filter(pk__in=ids)
+            deleted += _delete(form_id, chosen if still is None else chosen.filter(still))
+        if len(found) < batch:
             return deleted
 
 
-@transaction.atomic
+def _delete(form_id, chosen) -> int:
+    """Delete the ``chosen`` rows of one form (with their deliveries), correcting its folder
+    counts; how many went."""
+    with _sqlite_writer(), folders.changing(form_id) as changes:
+        locked = list(chosen.select_for_update().values_list("pk", "status", "submitted_at"))
+        for _, status, stamp in locked:
+            changes.left(status, stamp)
+        gone = Submission.objects.filter(pk__in=[pk for pk, _, _ in locked]).delete()[1]
+    return gone.get(Submission._meta.label, 0)
+
+
 def submission_delete(*, submission: Submission) -> None:
     """Erase one submission for good (data-subject requests); monthly usage stays counted."""
-    submission.delete()
+    _delete(submission.form_id, Submission.objects.filter(pk=submission.pk))
