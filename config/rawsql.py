@@ -17,6 +17,11 @@ def table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def in_model_order(model, names: set[str]) -> tuple[str, ...]:
+    """Model.from_db takes values in the order of the model's fields."""
+    return tuple(f.attname for f in model._meta.concrete_fields if f.attname in names)
+
+
 def placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 

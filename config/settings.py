@@ -238,6 +238,8 @@ else:
 DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "FormFlow <no-reply@localhost>")
 
 # --- Product limits and integrations ------------------------------------------------------
+# The pull API's requests a minute per key (the contract's 60); a bench lifts it.
+PULL_REQUESTS_PER_MINUTE = env.integer("PULL_REQUESTS_PER_MINUTE", 60, minimum=1)
 DEFAULT_MONTHLY_SUBMISSION_LIMIT = env.integer("DEFAULT_MONTHLY_SUBMISSION_LIMIT", 1000, minimum=0)
 EMAIL_PROVIDER_API_URL = env.string("EMAIL_PROVIDER_API_URL", "https://api.resend.com").rstrip("/")
 RECAPTCHA_VERIFY_URL = env.string(

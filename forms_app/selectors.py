@@ -33,12 +33,7 @@ def form_lookup(identifier: str) -> Q:
 
 # The public endpoint's one lookup, on every submission. Built once from the models' metadata:
 # compiling the same ORM query on every request cost a quarter of the endpoint's CPU.
-def _in_model_order(model, names: set[str]) -> tuple[str, ...]:
-    """Model.from_db takes values in the order of the model's fields."""
-    return tuple(f.attname for f in model._meta.concrete_fields if f.attname in names)
-
-
-PUBLIC_FORM_FIELDS = _in_model_order(
+PUBLIC_FORM_FIELDS = rawsql.in_model_order(
     Form,
     {
         "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
@@ -46,7 +41,7 @@ PUBLIC_FORM_FIELDS = _in_model_order(
         "blocked_words", "field_names",
     },
 )
-PUBLIC_OWNER_FIELDS = _in_model_order(User, {"id", "monthly_submission_limit", "spam_marks"})
+PUBLIC_OWNER_FIELDS = rawsql.in_model_order(User, {"id", "monthly_submission_limit", "spam_marks"})
 
 
 PUBLIC_COLUMNS = tuple(Form._meta.get_field(name) for name in PUBLIC_FORM_FIELDS) + tuple(

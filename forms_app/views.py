@@ -52,7 +52,10 @@ class FormViewSet(
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self):
-        return selectors.forms_of(self.request.user)
+        # Only the answers that show a form count its folders; the others only need the form.
+        if self.action in ("list", "retrieve"):
+            return selectors.forms_of(self.request.user)
+        return Form.objects.filter(owner=self.request.user)
 
     def submission(self, submission_id: str) -> Submission:
         """One submission of this form, in either folder; 404 for any other."""

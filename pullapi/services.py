@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import functools
+import time
+import uuid
+
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 
 from accounts.models import User
-from config import clock, redis
+from config import clock, rawsql, redis
 from config.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
@@ -46,18 +50,52 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
 
 
+# A pull page's two lookups, on every request of a sync: built once from the models'
+# metadata, since compiling the same ORM queries cost more than running them.
+KEY_FIELDS = rawsql.in_model_order(ApiKey, {"id", "owner_id", "name", "prefix", "revoked_at"})
+OWNER_FIELDS = rawsql.in_model_order(User, {"id", "email", "is_active"})
+KEY_COLUMNS = tuple(ApiKey._meta.get_field(name) for name in KEY_FIELDS) + tuple(
+    User._meta.get_field(name) for name in OWNER_FIELDS
+)
+
+
+@functools.cache
+def _key_sql() -> str:
+    key, owner = ApiKey._meta, User._meta
+    columns = [f"k.{key.get_field(name).column}" for name in KEY_FIELDS]
+    columns += [f"u.{owner.get_field(name).column}" for name in OWNER_FIELDS]
+    return (
+        f"SELECT {', '.join(columns)} FROM {key.db_table} k "
+        f"JOIN {owner.db_table} u ON u.id = k.owner_id "
+        "WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active = %s"
+    )
+
+
 def api_key_for(plain: str) -> ApiKey | None:
+    """The live key with this value, with its (active) owner; None for any other value."""
     if not keys.is_well_formed(plain):
         return None
-    return (
-        ApiKey.objects.select_related("owner")
-        .filter(key_hash=keys.digest(plain), revoked_at__isnull=True, owner__is_active=True)
-        .first()
-    )
+    rows = rawsql.fetch(_key_sql(), [keys.digest(plain), True], KEY_COLUMNS)
+    if not rows:
+        return None
+    split = len(KEY_FIELDS)
+    api_key = ApiKey.from_db(connection.alias, KEY_FIELDS, rows[0][:split])
+    api_key.owner = User.from_db(connection.alias, OWNER_FIELDS, rows[0][split:])
+    return api_key
+
+
+# When this process last recorded each key's use: most requests need not ask the cache.
+_touched: dict = {}
 
 
 def api_key_touch(*, api_key: ApiKey) -> None:
     """Record use at most once a minute per key, so reads do not each cost a write."""
+    now = time.monotonic()
+    if now - _touched.get(api_key.pk, -LAST_USED_RESOLUTION_SECONDS) < LAST_USED_RESOLUTION_SECONDS:
+        return
+    if len(_touched) > 10_000:  # keys seen long ago: forget rather than grow
+        _touched.clear()
+    _touched[api_key.pk] = now
     try:
         due = cache.add(f"pull:last-used:{api_key.pk}", 1, LAST_USED_RESOLUTION_SECONDS)
     except redis.Unavailable:  # the shared cache is away: a write more is no harm
@@ -68,3 +106,25 @@ def api_key_touch(*, api_key: ApiKey) -> None:
 
 def readable_form(*, api_key: ApiKey, identifier: str) -> Form | None:
     return Form.objects.filter(form_lookup(identifier), api_keys=api_key).first()
+
+
+@functools.cache
+def _readable_sql(by_id: bool) -> str:
+    forms = ApiKey.forms.through._meta
+    return (
+        f"SELECT f.id FROM {Form._meta.db_table} f JOIN {forms.db_table} a ON a.form_id = f.id "
+        f"WHERE a.apikey_id = %s AND f.{'id' if by_id else 'slug'} = %s"
+    )
+
+
+def readable_form_id(*, api_key: ApiKey, identifier: str):
+    """The id of the form named by ``identifier`` (its id or slug) if the key may read it."""
+    if "\x00" in identifier:  # no slug holds one, and PostgreSQL refuses it as a parameter
+        return None
+    try:
+        value, by_id = rawsql.db_id(Form, uuid.UUID(identifier)), True
+    except ValueError:
+        value, by_id = identifier, False
+    rows = rawsql.fetch(_readable_sql(by_id), [rawsql.db_id(ApiKey, api_key.pk), value],
+                        (Form._meta.pk,))
+    return rows[0][0] if rows else None

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 
+from django.conf import settings
 from django.core.cache import cache
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
@@ -22,7 +24,7 @@ from submissions import export
 from submissions.models import Submission
 from submissions.representation import SubmissionSchema, submission_json
 
-REQUESTS_PER_MINUTE = 60
+
 # Made fresh for every request: raising one shared instance again would grow its traceback.
 def submission_not_found() -> ServiceError:
     return ServiceError("not_found", "No such submission, or this key cannot read it.", 404)
@@ -41,11 +43,12 @@ class PullApiView(APIView):
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
         api_key: ApiKey = request.auth
-        self.usage = ratelimit.hit("pull", str(api_key.pk), REQUESTS_PER_MINUTE)
+        limit = settings.PULL_REQUESTS_PER_MINUTE
+        self.usage = ratelimit.hit("pull", str(api_key.pk), limit)
         if self.usage.exceeded:
             raise ServiceError(
                 "rate_limited",
-                f"This key may make {REQUESTS_PER_MINUTE} requests a minute.",
+                f"This key may make {limit} requests a minute.",
                 status_code=429,
                 headers={"Retry-After": str(self.usage.retry_after)},
             )
@@ -87,33 +90,27 @@ class SubmissionListView(PullApiView):
         ],
         responses={200: SubmissionListSchema},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponse:
         query = params.validated(params.ListParams, request.query_params)
-        form = services.readable_form(api_key=request.auth, identifier=query["formId"])
-        if form is None:
+        form_id = services.readable_form_id(api_key=request.auth, identifier=query["formId"])
+        if form_id is None:
             raise form_not_found()
         order = query["order"]
         after = None
         if "cursor" in query:
             try:
-                after = cursors.decode(query["cursor"], form_id=form.pk, order=order)
+                after = cursors.decode(query["cursor"], form_id=form_id, order=order)
             except cursors.CursorError as error:
                 raise params.invalid_parameter({"cursor": str(error)}) from None
-        rows, has_more = submissions_page(
-            form, order=order, limit=query["limit"], since=query.get("since"), after=after
-        )
+        page = submissions_page(form_id, order=order, limit=query["limit"],
+                                since=query.get("since"), after=after, only=query.get("fields"))
         next_cursor = None
-        if has_more:
-            last = cursors.Position(rows[-1].submitted_at, rows[-1].pk)
-            next_cursor = cursors.encode(form_id=form.pk, order=order, position=last)
-        only = query.get("fields")
-        return Response(
-            {
-                "data": [submission_json(row, only=only) for row in rows],
-                "nextCursor": next_cursor,
-                "hasMore": has_more,
-            }
-        )
+        if page.has_more and page.last is not None:
+            next_cursor = cursors.encode(form_id=form_id, order=order, position=page.last)
+        # The rows come as JSON text; the rest of the body is written around them.
+        tail = json.dumps({"nextCursor": next_cursor, "hasMore": page.has_more})
+        body = '{"data":[' + ",".join(page.rows) + "]," + tail[1:]
+        return HttpResponse(body.encode(), content_type="application/json")
 
 
 class SubmissionDetailView(PullApiView):

@@ -39,7 +39,6 @@ def submissions_page(form: Form, *, page: int, limit: int, status: str = Status.
     else:  # from the oldest end: the same rows, skipping total - end of them
         ids = rows.order_by("submitted_at", "id").values_list("pk", flat=True)[total - end:
                                                                               total - start]
-    window = list(
-        Submission.objects.filter(pk__in=list(ids)).order_by("-submitted_at", "-id")
-    )
+    # One statement: the ids as a subquery, then only those rows.
+    window = list(Submission.objects.filter(pk__in=ids).order_by("-submitted_at", "-id"))
     return Page(window, page, limit, total)

@@ -7,6 +7,7 @@ order, while a reader syncs the way the spec tells clients to: page with ``order
 time alone would skip the late row; the commit horizon (submissions/horizon.py) must not.
 """
 
+import json
 import random
 import threading
 import time
@@ -106,17 +107,15 @@ def test_the_margin_applies_when_no_writer_is_open(form, monkeypatch):
 
 def walk(form, since):
     """One sync run through the selector (the HTTP rate limit would cap a busy reader)."""
-    from pullapi.cursors import Position
-
     seen, after = [], None
     while True:
-        rows, has_more = submissions_page(form, order="asc", limit=7, since=since, after=after)
-        for row in rows:
-            seen.append(row.pk)
-            since = max(since, row.submitted_at) if since else row.submitted_at
-        if not has_more:
+        page = submissions_page(form.pk, order="asc", limit=7, since=since, after=after)
+        seen += [uuid.UUID(json.loads(row)["id"]) for row in page.rows]
+        if page.last is not None:  # oldest first: the last row is the newest
+            since = max(since, page.last.submitted_at) if since else page.last.submitted_at
+        if not page.has_more:
             return seen, since
-        after = Position(rows[-1].submitted_at, rows[-1].pk)
+        after = page.last
 
 
 def test_many_writers_committing_out_of_order_lose_no_row_to_a_reader(form, raw_connection):

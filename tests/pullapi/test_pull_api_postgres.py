@@ -47,8 +47,8 @@ def test_deep_cursor_page_is_an_index_range_scan(user, order):
 
     assert "Seq Scan" not in plan
     assert "submission_inbox_time_id" in plan
-    page, has_more = submissions_page(busy, order=order, limit=100, after=deep)
-    assert len(page) == 100 and has_more
+    page = submissions_page(busy.pk, order=order, limit=100, after=deep)
+    assert len(page.rows) == 100 and page.has_more
 
 
 def _pull(key: str, slug: str, count: int) -> list[int]:
