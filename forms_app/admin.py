@@ -3,7 +3,6 @@ from django.db import models
 
 from config.admin import ChangedFieldsOnlyAdmin
 from forms_app.models import Form
-from forms_app.selectors import with_submission_counts
 
 
 @admin.register(Form)
@@ -23,9 +22,6 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
     exclude = ["recaptcha_secret_encrypted"]
     raw_id_fields = ["owner"]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
-
-    def get_queryset(self, request):
-        return with_submission_counts(super().get_queryset(request))
 
     @admin.display(description="Submissions")
     def submission_count(self, form: Form) -> int:

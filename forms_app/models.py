@@ -68,19 +68,17 @@ class Form(models.Model):
 
     @property
     def submission_count(self) -> int:
-        """The inbox's size (selectors annotate it), never kept in this row: a counter here
-        made every submission of a form wait for the one before it (submissions/folders.py)."""
+        """The inbox's size, never kept in this row: a counter here made every submission of
+        a form wait for the one before it (submissions/folders.py keeps it beside)."""
         from submissions import folders
 
-        counted = getattr(self, "counted_submissions", None)
-        return folders.size(self.pk, "inbox") if counted is None else counted
+        return folders.size(self.pk, "inbox")
 
     @property
     def spam_count(self) -> int:
         from submissions import folders
 
-        counted = getattr(self, "counted_spam", None)
-        return folders.size(self.pk, "spam") if counted is None else counted
+        return folders.size(self.pk, "spam")
 
     @property
     def endpoint(self) -> str:

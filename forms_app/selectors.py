@@ -11,16 +11,9 @@ from config import rawsql
 from forms_app.models import Form
 
 
-def with_submission_counts(forms: QuerySet[Form]) -> QuerySet[Form]:
-    """Each form's inbox and spam folder sizes, from their maintained counts."""
-    from submissions import folders
-    from submissions.models import Status
-
-    return folders.annotated(forms, counted_submissions=Status.INBOX, counted_spam=Status.SPAM)
-
-
 def forms_of(user: User) -> QuerySet[Form]:
-    return with_submission_counts(Form.objects.filter(owner=user)).order_by("-created_at")
+    """The user's forms, newest first; each counts its folders when asked."""
+    return Form.objects.filter(owner=user).order_by("-created_at")
 
 
 def form_lookup(identifier: str) -> Q:
