@@ -1,12 +1,43 @@
+from django.contrib.auth import password_validation
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import User
 from config import strict
 
 
+def _new_password_schema() -> dict:
+    """What the configured password validators ask of a new password, as JSON Schema (they
+    enforce it; this only describes it). A common password, or one too like the address,
+    cannot be put in a schema."""
+    schema: dict = {"type": "string", "maxLength": 256}
+    for validator in password_validation.get_default_password_validators():
+        if isinstance(validator, password_validation.MinimumLengthValidator):
+            schema["minLength"] = validator.min_length
+        if isinstance(validator, password_validation.NumericPasswordValidator):
+            schema["pattern"] = "^[^\\u0000]*[^\\u0000\\d][^\\u0000]*$"  # not digits alone
+    schema["description"] = " ".join(password_validation.password_validators_help_texts())
+    return schema
+
+
+@extend_schema_field(_new_password_schema())
+class NewPasswordField(strict.CharField):
+    """A password being chosen; the service checks it with the password validators. Its
+    length is checked here too, so the schema's minLength is the one enforced."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("min_length", _new_password_schema().get("minLength"))
+        super().__init__(**kwargs)
+
+
 class CredentialsSerializer(serializers.Serializer):
     email = strict.EmailField(max_length=254)
     password = strict.CharField(max_length=256, trim_whitespace=False)
+
+
+class SignupSerializer(serializers.Serializer):
+    email = strict.EmailField(max_length=254)
+    password = NewPasswordField(max_length=256, trim_whitespace=False)
 
 
 class EmailSerializer(serializers.Serializer):
@@ -20,12 +51,12 @@ class VerifyEmailSerializer(serializers.Serializer):
 
 
 class ResetPasswordSerializer(VerifyEmailSerializer):
-    password = strict.CharField(max_length=256, trim_whitespace=False)
+    password = NewPasswordField(max_length=256, trim_whitespace=False)
 
 
 class ChangePasswordSerializer(serializers.Serializer):
     currentPassword = strict.CharField(max_length=256, trim_whitespace=False)
-    newPassword = strict.CharField(max_length=256, trim_whitespace=False)
+    newPassword = NewPasswordField(max_length=256, trim_whitespace=False)
 
 
 class MessageSerializer(serializers.Serializer):

@@ -15,6 +15,7 @@ from accounts import serializers as s
 from accounts.authentication import token_from_request
 from config import ratelimit
 from config.net import client_ip, rate_key
+from config.schema import error
 
 SIGNUP_MESSAGE = "Check your inbox: we sent a 6-digit code to verify your email address."
 RESEND_MESSAGE = "If that address needs verification, a new code is on its way."
@@ -73,9 +74,9 @@ def user_response(user, status_code: int = 200) -> Response:
 class SignupView(PublicAuthView):
     throttle_group = "signup"
 
-    @extend_schema(request=s.CredentialsSerializer, responses={201: s.MessageSerializer})
+    @extend_schema(request=s.SignupSerializer, responses={201: s.MessageSerializer})
     def post(self, request: Request) -> Response:
-        data = self.validated(s.CredentialsSerializer, request)
+        data = self.validated(s.SignupSerializer, request)
         services.user_sign_up(email=data["email"], password=data["password"])
         message = NO_MAIL_MESSAGE if mailer.is_failing() else SIGNUP_MESSAGE
         return Response({"message": message}, status=status.HTTP_201_CREATED)
@@ -126,7 +127,14 @@ class ResetPasswordView(PublicAuthView):
 class LoginView(PublicAuthView):
     throttle_group = "login"
 
-    @extend_schema(request=s.CredentialsSerializer, responses={200: s.UserEnvelopeSerializer})
+    @extend_schema(
+        request=s.CredentialsSerializer,
+        responses={
+            200: s.UserEnvelopeSerializer,
+            401: error("invalid_credentials: the email or password is incorrect"),
+            403: error("email_not_verified: verify the address before signing in"),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         user = services.user_authenticate(email=data["email"], password=data["password"])
@@ -136,7 +144,14 @@ class LoginView(PublicAuthView):
 class TokenView(PublicAuthView):
     throttle_group = "login"
 
-    @extend_schema(request=s.CredentialsSerializer, responses={200: s.TokenSerializer})
+    @extend_schema(
+        request=s.CredentialsSerializer,
+        responses={
+            200: s.TokenSerializer,
+            401: error("invalid_credentials: the email or password is incorrect"),
+            403: error("email_not_verified: verify the address before signing in"),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         user = services.user_authenticate(email=data["email"], password=data["password"])

@@ -36,7 +36,9 @@ class ExportParams(serializers.Serializer):
 
 
 def query_params(serializer_class, request: Request) -> dict:
-    serializer = serializer_class(data=request.query_params)
+    # A plain dict: with the QueryDict DRF takes "status=" for "no status" and uses the
+    # default, where the schema (and the client) sent an empty, invalid value.
+    serializer = serializer_class(data=request.query_params.dict())
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from config.errors import ServiceError
+from config.schema import error
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import services, sheet_columns
@@ -36,12 +37,18 @@ class GoogleLoginView(APIView):
     @extend_schema(
         summary="Start connecting Google Sheets (redirects to Google's consent screen)",
         parameters=[OpenApiParameter("formId", str, description="limit the sheet to one form")],
-        responses={302: OpenApiResponse(description="Redirect to the consent screen")},
+        responses={
+            302: OpenApiResponse(description="Redirect to the consent screen"),
+            404: error("form_not_found: no form of yours has that id"),
+            503: error("google_not_configured: the server has no Google OAuth client"),
+        },
     )
     def get(self, request: Request) -> HttpResponseRedirect:
         services.raise_if_not_configured()
         form_id = request.query_params.get("formId")
         form = None
+        if form_id and "\x00" in form_id:  # no id or slug holds one; PostgreSQL refuses it
+            raise ServiceError("form_not_found", "No form of yours has that id.", 404)
         if form_id:
             form = Form.objects.filter(form_lookup(form_id), owner=request.user).first()
             if form is None:
@@ -64,7 +71,10 @@ class GoogleCallbackView(APIView):
 
     @extend_schema(
         summary="Google's redirect after consent: stores the grant and creates the sheet",
-        responses={302: OpenApiResponse(description=f"Redirect to {LANDING}")},
+        responses={
+            302: OpenApiResponse(description=f"Redirect to {LANDING}"),
+            503: error("google_not_configured: the server has no Google OAuth client"),
+        },
     )
     def get(self, request: Request) -> HttpResponseRedirect:
         services.raise_if_not_configured()

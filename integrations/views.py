@@ -6,8 +6,10 @@ from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.schema import error
 from integrations import outbox, selectors, services
 from integrations.models import Integration
+from integrations.schema import create_request
 from integrations.serializers import (
     IntegrationCreateSerializer,
     IntegrationSerializer,
@@ -29,7 +31,8 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    @extend_schema(request=IntegrationCreateSerializer, responses={201: IntegrationSerializer})
+    @extend_schema(request={"application/json": create_request()},
+                   responses={201: IntegrationSerializer})
     def create(self, request: Request) -> Response:
         data = self._input(IntegrationCreateSerializer)
         integration = services.integration_create(
@@ -55,7 +58,10 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
     def perform_destroy(self, instance: Integration) -> None:
         services.integration_delete(integration=instance)
 
-    @extend_schema(request=None, responses={200: TestResultSerializer})
+    @extend_schema(request=None, responses={
+        200: TestResultSerializer,
+        429: error("rate_limited: at most 10 test sends a minute"),
+    })
     @action(detail=True, methods=["post"])
     def test(self, request: Request, pk: str) -> Response:
         success, message = services.integration_send_test(integration=self.get_object())
@@ -71,7 +77,10 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
 
 @extend_schema(
     request=None,
-    responses={202: LedgerEntrySerializer},
+    responses={
+        202: LedgerEntrySerializer,
+        409: error("not_retryable: the delivery is delivered, waiting or dropped"),
+    },
     summary="Retry one failed delivery with a fresh set of attempts",
     description="409 unless the delivery failed and its integration is enabled.",
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time
 
 from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.errors import ServiceError, flatten_details
@@ -14,7 +15,7 @@ MAX_FIELD_NAMES = 200
 
 def parse_since(value: str) -> datetime | None:
     # An unencoded "+02:00" arrives as " 02:00": read it the way the client meant it.
-    text = value.strip().replace(" ", "+")
+    text = value.strip().replace(" ", "+").upper()  # RFC 3339 allows "t" and "z" too
     try:
         moment = parse_datetime(text)
         if moment is None:
@@ -35,6 +36,8 @@ def parse_since(value: str) -> datetime | None:
         return edge.replace(tzinfo=UTC)
 
 
+@extend_schema_field({"type": "string", "minLength": 1, "pattern": r"[^,\s]",
+                      "description": "Comma-separated field names (at most 200)"})
 class FieldsParam(serializers.CharField):
     def to_internal_value(self, data) -> set[str]:
         names = {name.strip() for name in str(data).split(",") if name.strip()}
@@ -45,6 +48,8 @@ class FieldsParam(serializers.CharField):
         return names
 
 
+@extend_schema_field({"type": "string", "format": "date-time",
+                      "description": "ISO 8601 (a date alone is its midnight UTC); inclusive"})
 class SinceParam(serializers.CharField):
     def to_internal_value(self, data) -> datetime:
         moment = parse_since(str(data))
@@ -60,14 +65,15 @@ class DetailParams(serializers.Serializer):
 
 
 class StreamParams(DetailParams):
-    formId = serializers.CharField(max_length=100)
+    formId = serializers.CharField(min_length=1, max_length=100, help_text="Form id or slug")
     since = SinceParam(required=False)
 
 
 class ListParams(DetailParams):
-    formId = serializers.CharField(max_length=100)
+    formId = serializers.CharField(min_length=1, max_length=100, help_text="Form id or slug")
     limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
-    cursor = serializers.CharField(max_length=4000, required=False)
+    cursor = serializers.CharField(min_length=1, max_length=4000, required=False,
+                                   help_text="nextCursor of the previous page")
     since = SinceParam(required=False)
     order = serializers.ChoiceField(choices=["desc", "asc"], default="desc")
 
@@ -78,7 +84,8 @@ def invalid_parameter(details: dict[str, str]) -> ServiceError:
 
 
 def validated(serializer_class, query) -> dict:
-    serializer = serializer_class(data=query)
+    # A plain dict: with the QueryDict DRF takes "since=" for "no since".
+    serializer = serializer_class(data=query.dict() if hasattr(query, "dict") else query)
     if not serializer.is_valid():
         raise invalid_parameter(flatten_details(serializer.errors))
     return serializer.validated_data

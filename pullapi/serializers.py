@@ -16,8 +16,8 @@ class ApiKeySerializer(serializers.ModelSerializer):
     _id = serializers.CharField(source="pk", read_only=True)
     forms = serializers.SerializerMethodField()
     createdAt = TimestampField(source="created_at")
-    lastUsedAt = TimestampField(source="last_used_at")
-    revokedAt = TimestampField(source="revoked_at")
+    lastUsedAt = TimestampField(source="last_used_at", allow_null=True)
+    revokedAt = TimestampField(source="revoked_at", allow_null=True)
 
     class Meta:
         model = ApiKey

@@ -7,7 +7,7 @@ import uuid
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from config import ratelimit, redis
 from config.errors import ServiceError
+from config.schema import error
 from pullapi import cursors, params, services
 from pullapi.authentication import ApiKeyAuthentication
 from pullapi.models import ApiKey
@@ -39,6 +40,7 @@ class PullApiView(APIView):
 
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
+    rate_headers = True  # X-RateLimit-* on every answer (config/schema.py documents them)
 
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
@@ -73,22 +75,15 @@ SubmissionListSchema = inline_serializer(
     },
 )
 SubmissionDetailSchema = inline_serializer("PullSubmission", {"data": SubmissionSchema()})
-FIELDS_PARAM = OpenApiParameter("fields", str, description="Comma-separated field names")
 
 
 class SubmissionListView(PullApiView):
     @extend_schema(
         operation_id="pull_submissions_list",
         summary="List a form's submissions (pull API)",
-        parameters=[
-            OpenApiParameter("formId", str, required=True, description="Form id or slug"),
-            OpenApiParameter("limit", int, description="1 to 100, default 25"),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page"),
-            OpenApiParameter("since", str, description="ISO 8601; inclusive"),
-            OpenApiParameter("order", str, enum=["desc", "asc"], description="default desc"),
-            FIELDS_PARAM,
-        ],
-        responses={200: SubmissionListSchema},
+        parameters=[params.ListParams],
+        responses={200: SubmissionListSchema,
+                   404: error("form_not_found: no such form, or this key cannot read it")},
     )
     def get(self, request: Request) -> HttpResponse:
         query = params.validated(params.ListParams, request.query_params)
@@ -117,7 +112,7 @@ class SubmissionDetailView(PullApiView):
     @extend_schema(
         operation_id="pull_submission_read",
         summary="Read one submission (pull API)",
-        parameters=[FIELDS_PARAM],
+        parameters=[params.DetailParams],
         responses={200: SubmissionDetailSchema},
     )
     def get(self, request: Request, submission_id: str) -> Response:
@@ -155,12 +150,10 @@ class SubmissionStreamView(PullApiView):
             "One JSON object a line, in the list's shape, oldest first. Counts as one request; "
             "one stream per key at a time (a second is 429 stream_in_progress)."
         ),
-        parameters=[
-            OpenApiParameter("formId", str, required=True, description="Form id or slug"),
-            OpenApiParameter("since", str, description="ISO 8601; inclusive"),
-            FIELDS_PARAM,
-        ],
-        responses={(200, "application/x-ndjson"): SubmissionSchema},
+        parameters=[params.StreamParams],
+        responses={(200, "application/x-ndjson"): SubmissionSchema,
+                   404: error("form_not_found: no such form, or this key cannot read it"),
+                   429: error("rate_limited, or stream_in_progress: one stream per key")},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         query = params.validated(params.StreamParams, request.query_params)

@@ -55,6 +55,7 @@ class SubmitView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     content_negotiation_class = FirstRenderer
+    answers_html = True  # a browser's form post gets its errors as a page (config/schema.py)
 
     def dispatch(self, request: HttpRequest, slug: str) -> HttpResponse:
         if request.method == "POST":
@@ -101,6 +102,7 @@ class SubmitView(APIView):
         parameters=[
             OpenApiParameter(
                 "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
+                pattern="^[!-~]([ -~]{0,253}[!-~])?$",
                 description=(
                     "1 to 255 printable ASCII characters. The same key for the same form "
                     "within 24 h answers what the first request answered and stores nothing "

@@ -273,3 +273,11 @@ def test_two_deliveries_bringing_new_fields_at_once_each_get_a_column(
     rows = {row[1]: row[2:] for row in google.state.rows["sheet-1"]}
     assert rows == {str(first.pk): ["555"], str(second.pk): ["", "Oslo"]}
     assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
+
+
+@pytest.mark.parametrize("form_id", ["a\x00b", "no-such-form"])
+def test_starting_for_a_form_that_is_not_yours_is_a_404(owner_api, google, form_id):
+    response = owner_api.get(LOGIN, {"formId": form_id})
+
+    assert response.status_code == 404
+    assert response.json()["error"] == "form_not_found"

@@ -220,14 +220,24 @@ def test_schema_documents_the_config_of_each_type(api):
     def config_of(component):
         return {
             option["title"]: option.get("required", [])
-            for option in components[component]["properties"]["config"]["oneOf"]
+            for option in (components[component]["properties"]["config"].get("oneOf")
+                           or components[component]["properties"]["config"]["anyOf"])
         }
 
-    assert config_of("IntegrationCreateRequest") == {
-        "WebhookConfig": ["url"],
-        "EmailConfig": ["apiKey", "fromEmail", "toEmail"],
-        "SlackConfig": ["webhookUrl"],
-        "DiscordConfig": ["webhookUrl"],
+    create = schema["paths"]["/api/v1/integrations"]["post"]["requestBody"]["content"]
+    variants = create["application/json"]["schema"]["oneOf"]
+    # Each type with its own config: one kind's config never passes for another's.
+    assert {
+        variant["properties"]["type"]["enum"][0]: (
+            variant["properties"]["config"]["title"],
+            variant["properties"]["config"].get("required", []),
+        )
+        for variant in variants
+    } == {
+        "WEBHOOK": ("WebhookConfig", ["url"]),
+        "EMAIL": ("EmailConfig", ["apiKey", "fromEmail", "toEmail"]),
+        "SLACK": ("SlackConfig", ["webhookUrl"]),
+        "DISCORD": ("DiscordConfig", ["webhookUrl"]),
     }
     assert config_of("PatchedIntegrationUpdateRequest") == {
         "WebhookConfigPatch": [],

@@ -104,7 +104,7 @@ def test_a_long_tail_is_folded_in_when_read(owner_api, form, settled, monkeypatc
     assert totals(owner_api, form)["inbox"] == 3
     checkpoint = FolderCount.objects.get(form=form, status=Status.INBOX)
     # PostgreSQL counts up to the commit horizon; SQLite up to its newest row.
-    assert checkpoint.counted_before is not None and checkpoint.count >= 2
+    assert checkpoint.counted_before is not None and checkpoint.count >= 1
     assert totals(owner_api, form)["inbox"] == 3
 
 
