@@ -7,6 +7,7 @@ on PostgreSQL and SQLite) without its compiler.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.db import connection
@@ -67,3 +68,41 @@ def execute(sql: str, params: list) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+class OwnedRow:
+    """One row of ``model`` with its active owner's, read by one prebuilt statement into two
+    instances: what the lookups on every request need, without the ORM's compiler.
+    ``where`` names the row's columns through the alias ``t``."""
+
+    def __init__(self, model: type[Model], fields: set[str], owner_fields: set[str],
+                 where: str) -> None:
+        self.model = model
+        self.owner_model = model._meta.get_field("owner").related_model
+        self.fields = in_model_order(model, fields)
+        self.owner_fields = in_model_order(self.owner_model, owner_fields)
+        self.columns = tuple(model._meta.get_field(name) for name in self.fields) + tuple(
+            self.owner_model._meta.get_field(name) for name in self.owner_fields
+        )
+        self.where = where
+
+    @functools.cached_property
+    def sql(self) -> str:
+        row, owner = self.model._meta, self.owner_model._meta
+        columns = [f"t.{row.get_field(name).column}" for name in self.fields]
+        columns += [f"u.{owner.get_field(name).column}" for name in self.owner_fields]
+        return (
+            f"SELECT {', '.join(columns)} FROM {row.db_table} t "
+            f"JOIN {owner.db_table} u ON u.id = t.owner_id "
+            f"WHERE {self.where} AND u.is_active = %s"
+        )
+
+    def get(self, *params: Any) -> Model | None:
+        rows = fetch(self.sql, [*params, True], self.columns)
+        if not rows:
+            return None
+        split = len(self.fields)
+        found = self.model.from_db(connection.alias, self.fields, rows[0][:split])
+        found.owner = self.owner_model.from_db(connection.alias, self.owner_fields,
+                                               rows[0][split:])
+        return found

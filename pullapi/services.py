@@ -5,7 +5,7 @@ import time
 import uuid
 
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import transaction
 
 from accounts.models import User
 from config import clock, rawsql, redis
@@ -50,38 +50,18 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
 
 
-# A pull page's two lookups, on every request of a sync: built once from the models'
-# metadata, since compiling the same ORM queries cost more than running them.
-KEY_FIELDS = rawsql.in_model_order(ApiKey, {"id", "owner_id", "name", "prefix", "revoked_at"})
-OWNER_FIELDS = rawsql.in_model_order(User, {"id", "email", "is_active"})
-KEY_COLUMNS = tuple(ApiKey._meta.get_field(name) for name in KEY_FIELDS) + tuple(
-    User._meta.get_field(name) for name in OWNER_FIELDS
+# On every request of a sync.
+LIVE_KEY = rawsql.OwnedRow(
+    ApiKey, {"id", "owner_id", "name", "prefix", "revoked_at"}, {"id", "email", "is_active"},
+    where="t.key_hash = %s AND t.revoked_at IS NULL",
 )
-
-
-@functools.cache
-def _key_sql() -> str:
-    key, owner = ApiKey._meta, User._meta
-    columns = [f"k.{key.get_field(name).column}" for name in KEY_FIELDS]
-    columns += [f"u.{owner.get_field(name).column}" for name in OWNER_FIELDS]
-    return (
-        f"SELECT {', '.join(columns)} FROM {key.db_table} k "
-        f"JOIN {owner.db_table} u ON u.id = k.owner_id "
-        "WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active = %s"
-    )
 
 
 def api_key_for(plain: str) -> ApiKey | None:
     """The live key with this value, with its (active) owner; None for any other value."""
     if not keys.is_well_formed(plain):
         return None
-    rows = rawsql.fetch(_key_sql(), [keys.digest(plain), True], KEY_COLUMNS)
-    if not rows:
-        return None
-    split = len(KEY_FIELDS)
-    api_key = ApiKey.from_db(connection.alias, KEY_FIELDS, rows[0][:split])
-    api_key.owner = User.from_db(connection.alias, OWNER_FIELDS, rows[0][split:])
-    return api_key
+    return LIVE_KEY.get(keys.digest(plain))
 
 
 # When this process last recorded each key's use: most requests need not ask the cache.
