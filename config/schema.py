@@ -93,9 +93,10 @@ def components(result: dict, generator, request, public) -> dict:
     headers["RetryAfter"] = RETRY_AFTER
     for name, header in RATE_HEADERS.items():
         headers[name.replace("-", "")] = header
+    closed = _closed_components()
     for name, schema in parts.get("schemas", {}).items():
         if name.endswith("Request"):
-            strict_input(schema)
+            strict_input(schema, closed=name in closed)
     for operation in _operations(result):
         for parameter in operation.get("parameters", []):
             if parameter["in"] == "query":
@@ -131,14 +132,30 @@ def _operations(result: dict):
         yield from (operation for method, operation in methods.items() if method != "parameters")
 
 
-def strict_input(schema: dict) -> None:
-    """A request body refuses fields it does not define, and NULs in its text."""
+def _closed_components() -> set[str]:
+    """The request components of serializers that refuse keys they do not know
+    (StrictSerializer); the others ignore them, and their schema leaves them open."""
+    from forms_app.serializers import StrictSerializer
+
+    names, pending = set(), [StrictSerializer]
+    while pending:
+        cls = pending.pop()
+        pending += cls.__subclasses__()
+        base = cls.__name__.removesuffix("Serializer")
+        names |= {f"{base}Request", f"Patched{base}Request"}
+    return names
+
+
+def strict_input(schema: dict, closed: bool = True) -> None:
+    """NULs refused in a request's text, as DRF does; with ``closed``, fields the body does
+    not define refused too (at its top level, and in any object within)."""
     if schema.get("type") == "object" and "properties" in schema:
-        schema.setdefault("additionalProperties", False)
+        if closed:
+            schema.setdefault("additionalProperties", False)
         for field in schema["properties"].values():
-            strict_input(field)
+            strict_input(field, closed)
     elif schema.get("type") == "array" and isinstance(schema.get("items"), dict):
-        strict_input(schema["items"])
+        strict_input(schema["items"], closed)
     else:
         _no_nul(schema)
 

@@ -94,10 +94,12 @@ class SubmitView(APIView):
             "Any named fields as JSON, application/x-www-form-urlencoded or multipart/form-data."
             " JSON clients get 200 {success, message}; HTML form posts get a 303 redirect."
         ),
+        # At least one field: a body with none is refused (400 empty_submission).
         request={
-            "application/json": {"type": "object", "additionalProperties": True},
-            "application/x-www-form-urlencoded": {"type": "object", "additionalProperties": True},
-            "multipart/form-data": {"type": "object", "additionalProperties": True},
+            media: {"type": "object", "additionalProperties": True, "minProperties": 1}
+            for media in (
+                "application/json", "application/x-www-form-urlencoded", "multipart/form-data"
+            )
         },
         parameters=[
             OpenApiParameter(
