@@ -85,8 +85,11 @@ class FormInputSerializer(StrictSerializer):
     def validate_redirectUrl(self, value: str | None) -> str | None:
         if not value:
             return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # an unclosed or invalid [IPv6] host
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise serializers.ValidationError("Enter an absolute http(s) URL.")
         return value
 

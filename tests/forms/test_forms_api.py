@@ -90,6 +90,8 @@ def test_create_with_every_setting(owner_api):
         ({"name": "x" * 201}, "name"),
         ({"name": "ok", "redirectUrl": "/thanks"}, "redirectUrl"),
         ({"name": "ok", "redirectUrl": "ftp://example.com/x"}, "redirectUrl"),
+        ({"name": "ok", "redirectUrl": "http://["}, "redirectUrl"),  # urlsplit raises
+        ({"name": "ok", "redirectUrl": "https://[zz]/thanks"}, "redirectUrl"),
         ({"name": "ok", "allowedOrigins": ["https://example.com/path"]}, "allowedOrigins"),
         ({"name": "ok", "allowedOrigins": ["example.com"]}, "allowedOrigins"),
         ({"name": "ok", "allowedOrigins": "https://example.com"}, "allowedOrigins"),
