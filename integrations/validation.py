@@ -72,15 +72,19 @@ def url_errors(config: dict[str, Any], key: str, missing: str) -> dict[str, str]
         return {name: missing}
     if any(char == "\\" or char.isspace() or ord(char) < 32 for char in url):
         return {name: "The URL must not contain backslashes, spaces or control characters."}
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:  # an unclosed or invalid [IPv6] host
+        return {name: "The URL must be an absolute https:// URL."}
     schemes = ("https", "http") if http.private_allowed() else ("https",)
-    if parts.scheme not in schemes or not parts.hostname:
+    if parts.scheme not in schemes or not hostname:
         return {name: "The URL must be an absolute https:// URL."}
     # Validation and the HTTP client must read the same host, or a check of one host would
     # let the client connect to another.
-    if _client_host(url) != parts.hostname.lower():
+    if _client_host(url) != hostname.lower():
         return {name: "The URL's host is ambiguous."}
-    if not http.private_allowed() and _literal_private_host(parts.hostname):
+    if not http.private_allowed() and _literal_private_host(hostname):
         return {name: "The URL must point to a public address."}
     return {}
 

@@ -67,6 +67,8 @@ def test_create_scoped_to_a_form(owner_api, form):
         ({"type": "WEBHOOK", "config": "https://x.example"}, "config"),
         ({"type": "WEBHOOK", "config": {}}, "config.url"),
         ({"type": "WEBHOOK", "config": {"url": "http://hooks.example.com"}}, "config.url"),
+        ({"type": "WEBHOOK", "config": {"url": "https://["}}, "config.url"),  # urlsplit raises
+        ({"type": "SLACK", "config": {"webhookUrl": "https://[zz]/x"}}, "config.webhookUrl"),
         ({"type": "WEBHOOK", "config": {"url": "https://127.0.0.1/x"}}, "config.url"),
         ({"type": "WEBHOOK", "config": {"url": "https://10.1.2.3/x"}}, "config.url"),
         ({"type": "WEBHOOK", "config": {"url": "https://localhost/x"}}, "config.url"),
