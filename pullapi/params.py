@@ -40,6 +40,8 @@ def parse_since(value: str) -> datetime | None:
                       "description": "Comma-separated field names (at most 200)"})
 class FieldsParam(serializers.CharField):
     def to_internal_value(self, data) -> set[str]:
+        if "\x00" in str(data):  # no field name holds one, and PostgreSQL refuses it
+            raise serializers.ValidationError("Null characters are not allowed.")
         names = {name.strip() for name in str(data).split(",") if name.strip()}
         if not names:
             raise serializers.ValidationError("Name at least one field, separated by commas.")

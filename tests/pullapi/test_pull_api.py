@@ -179,6 +179,17 @@ def test_fields_parameter_keeps_only_named_fields(puller, form):
     assert single["fields"] == {"n": 7}
 
 
+@pytest.mark.parametrize("path", [LIST, f"{LIST}/stream"])
+def test_a_field_name_with_a_nul_is_a_400(puller, form, path):
+    add(form, 1)
+
+    response = puller.get(path, {"formId": str(form.pk), "fields": "a\x00b"})
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_parameter"
+    assert "fields" in response.json()["details"]
+
+
 def test_detail_returns_one_submission(puller, form):
     submission = add(form, 3)
 
