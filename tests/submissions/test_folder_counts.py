@@ -98,8 +98,9 @@ def test_purges_below_the_checkpoint_keep_it_exact(owner_api, form, settled):
 
 def test_a_long_tail_is_folded_in_when_read(owner_api, form, settled, monkeypatch):
     monkeypatch.setattr(folders, "ADVANCE_AT", 3)
-    for _ in range(3):
-        add_submission(form, {"name": "Ada"})
+    now = clock_module.now()
+    for seconds in (3, 2, 1):  # distinct stamps, as in the hourly job's test
+        add_submission(form, {"name": "Ada"}, at=now - timedelta(seconds=seconds))
 
     assert totals(owner_api, form)["inbox"] == 3
     checkpoint = FolderCount.objects.get(form=form, status=Status.INBOX)
@@ -109,8 +110,11 @@ def test_a_long_tail_is_folded_in_when_read(owner_api, form, settled, monkeypatc
 
 
 def test_the_hourly_job_folds_every_tail_in(form, settled):
-    for _ in range(2):
-        add_submission(form, {"name": "Ada"})
+    # Two stamps a second apart: SQLite's checkpoint stops below its newest row, and rows in
+    # one millisecond would all be the newest.
+    now = clock_module.now()
+    for seconds in (2, 1):
+        add_submission(form, {"name": "Ada"}, at=now - timedelta(seconds=seconds))
     hold(form)
 
     purge()
