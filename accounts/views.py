@@ -124,17 +124,18 @@ class ResetPasswordView(PublicAuthView):
         return Response({"message": "Your password was changed. Log in with the new one."})
 
 
+# What signing in answers besides a session, by cookie (login) or in the body (token).
+SIGN_IN_REFUSALS = {
+    401: error("invalid_credentials: the email or password is incorrect"),
+    403: error("email_not_verified: verify the address before signing in"),
+}
+
+
 class LoginView(PublicAuthView):
     throttle_group = "login"
 
-    @extend_schema(
-        request=s.CredentialsSerializer,
-        responses={
-            200: s.UserEnvelopeSerializer,
-            401: error("invalid_credentials: the email or password is incorrect"),
-            403: error("email_not_verified: verify the address before signing in"),
-        },
-    )
+    @extend_schema(request=s.CredentialsSerializer,
+                   responses={200: s.UserEnvelopeSerializer, **SIGN_IN_REFUSALS})
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         user = services.user_authenticate(email=data["email"], password=data["password"])
@@ -144,14 +145,8 @@ class LoginView(PublicAuthView):
 class TokenView(PublicAuthView):
     throttle_group = "login"
 
-    @extend_schema(
-        request=s.CredentialsSerializer,
-        responses={
-            200: s.TokenSerializer,
-            401: error("invalid_credentials: the email or password is incorrect"),
-            403: error("email_not_verified: verify the address before signing in"),
-        },
-    )
+    @extend_schema(request=s.CredentialsSerializer,
+                   responses={200: s.TokenSerializer, **SIGN_IN_REFUSALS})
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         user = services.user_authenticate(email=data["email"], password=data["password"])

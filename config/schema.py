@@ -9,6 +9,7 @@ Google ``503``). ``components`` registers the shared schema, responses and heade
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
@@ -101,14 +102,19 @@ def components(result: dict, generator, request, public) -> dict:
         for parameter in operation.get("parameters", []):
             if parameter["in"] == "query":
                 _no_nul(parameter.get("schema", {}))
-    responses = parts.setdefault("responses", {})
-    for name, (_, description, extra) in RESPONSES.items():
-        responses[name] = {
-            "description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-            **({"headers": extra} if extra else {}),
-        }
+    parts["responses"] = {name: _response(name, JSON_ERROR) for name in RESPONSES}
     return result
+
+
+JSON_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+JSON_OR_HTML_ERROR = {**JSON_ERROR, "text/html": {"schema": {"type": "string"}}}
+
+
+def _response(name: str, content: dict) -> dict:
+    _, description, headers = RESPONSES[name]
+    # A copy each time: a YAML rendering would turn shared objects into anchors.
+    return {"description": description, "content": copy.deepcopy(content),
+            **({"headers": headers} if headers else {})}
 
 
 def _with_html_errors(answers: dict) -> None:
@@ -117,14 +123,9 @@ def _with_html_errors(answers: dict) -> None:
         if not status.startswith(("4", "5")):
             continue
         if "$ref" in answer:
-            name = answer["$ref"].rsplit("/", 1)[1]
-            _, description, headers = RESPONSES[name]
-            answer = {"description": description, **({"headers": headers} if headers else {})}
-        answer["content"] = {
-            "application/json": {"schema": {"$ref": "#/components/schemas/Error"}},
-            "text/html": {"schema": {"type": "string"}},
-        }
-        answers[status] = answer
+            answers[status] = _response(answer["$ref"].rsplit("/", 1)[1], JSON_OR_HTML_ERROR)
+        else:
+            answer["content"] = copy.deepcopy(JSON_OR_HTML_ERROR)
 
 
 def _operations(result: dict):
@@ -219,7 +220,7 @@ class FormFlowSchema(AutoSchema):
             # A POST without a body is refused (its serializer has required fields, or the
             # public endpoint has no fields); a PATCH without one changes nothing and is fine.
             operation["requestBody"]["required"] = True
-        if self._rate_limited() and getattr(self.view, "rate_headers", False):
+        if getattr(self.view, "rate_headers", False):
             self._add_rate_headers(answers)
 
     def _checks_credentials(self) -> bool:

@@ -210,7 +210,7 @@ def logout_everywhere(request: HttpRequest) -> HttpResponse:
 def home(request: HttpRequest) -> HttpResponse:
     user = request.user
     context = {
-        "forms": form_selectors.forms_of(user),
+        "forms": form_selectors.with_folder_sizes(form_selectors.forms_of(user)),
         "section": "forms",
         "used": user.monthly_submission_count,
         "limit": user.effective_monthly_limit,

@@ -54,10 +54,11 @@ class FormViewSet(
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self):
-        # Only the answers that show a form count its folders; the others only need the form.
-        if self.action in ("list", "retrieve"):
-            return selectors.forms_of(self.request.user)
-        return Form.objects.filter(owner=self.request.user)
+        return selectors.forms_of(self.request.user)
+
+    def list(self, request: Request) -> Response:
+        forms = selectors.with_folder_sizes(self.get_queryset())
+        return Response(FormSerializer(forms, many=True).data)
 
     def submission(self, submission_id: str) -> Submission:
         """One submission of this form, in either folder; 404 for any other."""

@@ -36,7 +36,9 @@ def parse_since(value: str) -> datetime | None:
         return edge.replace(tzinfo=UTC)
 
 
-@extend_schema_field({"type": "string", "minLength": 1, "pattern": r"[^,\s]",
+# A name somewhere (not only commas and spaces), and no NUL anywhere.
+@extend_schema_field({"type": "string", "minLength": 1,
+                      "pattern": r"^[^\u0000]*[^,\s\u0000][^\u0000]*$",
                       "description": "Comma-separated field names (at most 200)"})
 class FieldsParam(serializers.CharField):
     def to_internal_value(self, data) -> set[str]:

@@ -84,10 +84,6 @@ def api_key_touch(*, api_key: ApiKey) -> None:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=clock.now())
 
 
-def readable_form(*, api_key: ApiKey, identifier: str) -> Form | None:
-    return Form.objects.filter(form_lookup(identifier), api_keys=api_key).first()
-
-
 @functools.cache
 def _readable_sql(by_id: bool) -> str:
     forms = ApiKey.forms.through._meta

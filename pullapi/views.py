@@ -157,14 +157,14 @@ class SubmissionStreamView(PullApiView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         query = params.validated(params.StreamParams, request.query_params)
-        form = services.readable_form(api_key=request.auth, identifier=query["formId"])
-        if form is None:
+        form_id = services.readable_form_id(api_key=request.auth, identifier=query["formId"])
+        if form_id is None:
             raise form_not_found()
         lease = StreamLease(request.auth.pk)
         if not lease.take():
             raise stream_in_progress()
         try:
-            lines = export.ndjson_rows(form, since=query.get("since"),
+            lines = export.ndjson_rows(form_id, since=query.get("since"),
                                        only=query.get("fields"))
         except BaseException:
             lease.give_back()

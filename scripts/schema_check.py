@@ -14,10 +14,7 @@ list, a response that breaks its schema, or a request valid by the schema that i
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -35,11 +32,12 @@ from accounts.models import User
 from accounts.services import token_for
 from forms_app.services import form_create
 from pullapi.services import api_key_create
-from tests.conftest import add_submission
+from submissions.services import submission_create
 owner = User.objects.create_user(email="schema@example.com", password="correct-horse-battery",
                                  is_verified=True)
 form = form_create(owner=owner, name="Contact")
-add_submission(form, {"name": "Ada", "email": "ada@example.com"})
+submission_create(form=form, data=[["name", "Ada"], ["email", "ada@example.com"]], ip=None,
+                  user_agent="", origin="")
 _, key = api_key_create(owner=owner, name="schema", forms=[str(form.pk)])
 print(json.dumps({"token": str(token_for(owner)), "key": key, "slug": form.slug,
                   "form": str(form.pk)}))
@@ -47,25 +45,16 @@ print(json.dumps({"token": str(token_for(owner)), "key": key, "slug": form.slug,
 
 
 def environment(args: argparse.Namespace, work: Path, base: str) -> dict:
-    env = {
-        **os.environ,
-        "DATABASE_URL": args.database_url,
-        "REDIS_URL": args.redis_url,
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "FIELD_ENCRYPTION_KEYS": base64.urlsafe_b64encode(os.urandom(32)).decode(),
-        "BASE_URL": base,
-        "DATA_DIR": str(work / "data"),
+    return smoke.production_env(
+        args, work, base,
         # Every request comes from one address: the limits meant for strangers would turn most
         # of the run into 429s, which the schema lists but which test nothing else.
-        "PULL_REQUESTS_PER_MINUTE": "100000",
+        PULL_REQUESTS_PER_MINUTE="100000",
         # So the Google endpoints do their work (a consent URL is made locally) rather than
         # answer 503 google_not_configured to every request.
-        "GOOGLE_OAUTH_CLIENT_ID": "schema-check.apps.googleusercontent.com",
-        "GOOGLE_OAUTH_CLIENT_SECRET": "schema-check-secret",
-    }
-    for name in ("DEBUG", "DJANGO_SETTINGS_MODULE", "CELERY_BROKER_URL", "EMAIL_HOST"):
-        env.pop(name, None)
-    return env
+        GOOGLE_OAUTH_CLIENT_ID="schema-check.apps.googleusercontent.com",
+        GOOGLE_OAUTH_CLIENT_SECRET="schema-check-secret",
+    )
 
 
 def seed(env: dict) -> dict:

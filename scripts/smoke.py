@@ -306,10 +306,9 @@ def runtime_venv(folder: Path) -> Path:
     return bin_dir
 
 
-def production(args: argparse.Namespace, work: Path) -> None:
-    bin_dir = runtime_venv(work / "venv")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
+def production_env(args: argparse.Namespace, work: Path, base: str, **extra: str) -> dict:
+    """The environment of a production deployment on ``args``' PostgreSQL and Redis, with
+    fresh keys, and nothing of this shell's own Django settings."""
     env = {
         **os.environ,
         "DATABASE_URL": args.database_url,
@@ -318,11 +317,19 @@ def production(args: argparse.Namespace, work: Path) -> None:
         "FIELD_ENCRYPTION_KEYS": base64.urlsafe_b64encode(os.urandom(32)).decode(),
         "BASE_URL": base,
         "DATA_DIR": str(work / "data"),
-        "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
-        "DELIVERY_RETRY_DELAYS": "1,2,5",
+        **extra,
     }
     for name in ("DEBUG", "DJANGO_SETTINGS_MODULE", "CELERY_BROKER_URL", "EMAIL_HOST"):
         env.pop(name, None)
+    return env
+
+
+def production(args: argparse.Namespace, work: Path) -> None:
+    bin_dir = runtime_venv(work / "venv")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = production_env(args, work, base, WEBHOOK_ALLOW_PRIVATE_NETWORKS="true",
+                         DELIVERY_RETRY_DELAYS="1,2,5")
     say("migrate")
     subprocess.run([bin_dir / "python", "manage.py", "migrate", "--no-input"], cwd=ROOT,
                    env=env, check=True, stdout=subprocess.DEVNULL)

@@ -38,10 +38,10 @@ def safe_cell(value: Any) -> str:
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
-def inbox(form: Form, since=None, before=None):
+def inbox(form_id, since=None, before=None):
     """(id, submitted_at, data) of the form's inbox, oldest first: from ``since`` (inclusive)
     and below ``before`` (a commit horizon), when given."""
-    rows = Submission.inbox.filter(form=form)
+    rows = Submission.inbox.filter(form_id=form_id)
     if since is not None:
         rows = rows.filter(submitted_at__gte=since)
     rows = horizon.settled(rows, before)
@@ -87,7 +87,7 @@ ROW_AS_JSON = f"""json_build_object(
                      '{{}}'::json))::text"""
 
 
-def _pg_rows(columns: str, params: list, form: Form, since=None, before=None
+def _pg_rows(columns: str, params: list, form_id, since=None, before=None
              ) -> Iterator[list[tuple]]:
     """``columns`` of the form's inbox from ``since`` and below ``before``, oldest first,
     ``BATCH`` at a time through a server-side cursor inside a transaction."""
@@ -99,7 +99,7 @@ def _pg_rows(columns: str, params: list, form: Form, since=None, before=None
         "ORDER BY s.submitted_at, s.id"
     )
     with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.execute(sql, [*params, form.pk, since, since, before, before])
+        cursor.execute(sql, [*params, form_id, since, since, before, before])
         while rows := cursor.fetchmany(BATCH):
             yield rows
 
@@ -108,7 +108,7 @@ def _python_csv(form: Form, names: list[str]) -> Iterator[str]:
     """The rows (no header) shaped in Python: SQLite's way."""
     out = io.StringIO()
     write = csv.writer(out).writerow
-    for batch in batches(inbox(form)):
+    for batch in batches(inbox(form.pk)):
         for ident, moment, data in batch:
             fields = dict(data)
             write([ident, iso(moment), *[_cell(fields.get(name)) for name in names]])
@@ -184,28 +184,29 @@ def csv_rows(form: Form) -> Iterator[str | bytes]:
     yield from rows
 
 
-def _json_texts(form: Form, since=None, before=None, only: set[str] | None = None
+def _json_texts(form_id, since=None, before=None, only: set[str] | None = None
                 ) -> Iterator[list[str]]:
     """Each row in the pull API's shape as JSON text, ``BATCH`` at a time, from one
     snapshot; ``only``: just these fields."""
     if connection.vendor != "postgresql":
-        for batch in batches(inbox(form, since, before)):
-            yield [json.dumps(_pull_shape(form, row, only), ensure_ascii=False) for row in batch]
+        for batch in batches(inbox(form_id, since, before)):
+            yield [json.dumps(_pull_shape(form_id, row, only), ensure_ascii=False)
+                   for row in batch]
         return
     names = sorted(only) if only is not None else None
-    for rows in _pg_rows(ROW_AS_JSON, [names, names], form, since, before):
+    for rows in _pg_rows(ROW_AS_JSON, [names, names], form_id, since, before):
         yield [text for (text,) in rows]
 
 
-def _pull_shape(form: Form, row: tuple, only: set[str] | None) -> dict[str, Any]:
+def _pull_shape(form_id, row: tuple, only: set[str] | None) -> dict[str, Any]:
     ident, moment, data = row
-    return submission_json(Submission(pk=ident, form=form, submitted_at=moment, data=data),
-                           only=only)
+    return submission_json(
+        Submission(pk=ident, form_id=form_id, submitted_at=moment, data=data), only=only)
 
 
 def json_rows(form: Form) -> Iterator[str]:
     opened = False
-    for batch in _primed(_json_texts(form)):
+    for batch in _primed(_json_texts(form.pk)):
         if not batch:
             continue
         yield ("[" if not opened else ",") + ",".join(batch)
@@ -213,10 +214,10 @@ def json_rows(form: Form) -> Iterator[str]:
     yield "]" if opened else "[]"
 
 
-def ndjson_rows(form: Form, since=None, only: set[str] | None = None) -> Iterator[str]:
+def ndjson_rows(form_id, since=None, only: set[str] | None = None) -> Iterator[str]:
     """The bulk sync: every settled row (below the commit horizon, as the pull API's pages),
     so a client that goes on with ``since`` set to the last row's time misses nothing."""
     before = horizon.committed_before()
-    for batch in _primed(_json_texts(form, since=since, before=before, only=only)):
+    for batch in _primed(_json_texts(form_id, since=since, before=before, only=only)):
         if batch:
             yield "".join(line + "\n" for line in batch)

@@ -14,7 +14,6 @@ finds a long tail moves the checkpoint up to the horizon, and so does the hourly
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -39,43 +38,63 @@ def _tail(form_id, status: str, since: datetime | None):
 
 
 def size(form_id, status: str = Status.INBOX) -> int:
-    """The folder's size now; moves its checkpoint when the tail has grown long. Two short
-    statements through the folder's index, whatever its size."""
-    counted, tail = _checkpoint_and_tail(form_id, status)
-    if tail >= ADVANCE_AT:
-        advance(form_id, status)
-    return counted + tail
+    """The folder's size now (see ``sizes``)."""
+    return sizes([form_id], [status])[form_id, status]
 
 
-@functools.cache
-def _tail_sql(status: str) -> str:
-    # The status is one of two constants, written into the SQL so that the folder's partial
-    # index applies. The checkpoint is read first and passed as a value: a correlated one
-    # leaves the planner guessing a third of the rows, and it scans the table.
-    assert status in Status.values
-    return (
-        f"SELECT count(*) FROM {Submission._meta.db_table} "
-        f"WHERE form_id = %s AND status = '{status}' AND submitted_at >= %s"
+def sizes(form_ids: list, statuses=Status.values) -> dict[tuple, int]:
+    """Each form's folder sizes, by (form id, status), in two statements however many forms:
+    their checkpoints, then every tail counted through its folder's index. A tail that has
+    grown long is folded into its checkpoint."""
+    keys = [(form_id, status) for form_id in form_ids for status in statuses]
+    if not keys:
+        return {}
+    checkpoints = _checkpoints(form_ids)
+    tails = _tails(keys, checkpoints)
+    for key, tail in zip(keys, tails, strict=True):
+        if tail >= ADVANCE_AT:
+            advance(*key)
+    return {
+        key: checkpoints.get(_db_key(key), (0, None))[0] + tail
+        for key, tail in zip(keys, tails, strict=True)
+    }
+
+
+def _db_key(key: tuple) -> tuple:
+    form_id, status = key
+    return rawsql.db_id(Form, form_id), status
+
+
+def _checkpoints(form_ids: list) -> dict[tuple, tuple]:
+    """(count, counted_before) by (form id as the database holds it, status). The stamp stays
+    as the database gave it, to be handed straight back."""
+    ids = [rawsql.db_id(Form, form_id) for form_id in form_ids]
+    sql = (
+        f"SELECT form_id, status, count, counted_before FROM {FolderCount._meta.db_table} "
+        f"WHERE form_id IN ({rawsql.placeholders(len(ids))})"
     )
-
-
-@functools.cache
-def _checkpoint_sql() -> str:
-    return (
-        f"SELECT count, counted_before FROM {FolderCount._meta.db_table} "
-        "WHERE form_id = %s AND status = %s"
-    )
-
-
-def _checkpoint_and_tail(form_id, status: str) -> tuple[int, int]:
-    """The checkpoint's count and the number of rows after it."""
-    key = rawsql.db_id(Form, form_id)
     with connection.cursor() as cursor:
-        cursor.execute(_checkpoint_sql(), [key, status])
-        counted, since = cursor.fetchone() or (0, None)
-        cursor.execute(_tail_sql(status), [key, since or BEGINNING])
-        (tail,) = cursor.fetchone()
-    return counted, tail
+        cursor.execute(sql, ids)
+        return {(form_id, status): (count, since)
+                for form_id, status, count, since in cursor.fetchall()}
+
+
+def _tails(keys: list[tuple], checkpoints: dict[tuple, tuple]) -> list[int]:
+    """The rows after each checkpoint, one subquery per folder in one statement. Each status
+    is one of two constants, written into the SQL so that the folder's partial index applies,
+    and each checkpoint is passed as a value: a correlated one leaves the planner guessing a
+    third of the rows, and it scans the table."""
+    table = Submission._meta.db_table
+    counts, params = [], []
+    for key in keys:
+        form_id, status = _db_key(key)
+        assert status in Status.values
+        counts.append(f"(SELECT count(*) FROM {table} WHERE form_id = %s "
+                      f"AND status = '{status}' AND submitted_at >= %s)")
+        params += [form_id, checkpoints.get((form_id, status), (0, None))[1] or BEGINNING]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(counts)}", params)
+        return list(cursor.fetchone())
 
 
 def _ensure(form_id) -> None:

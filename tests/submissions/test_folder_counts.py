@@ -182,3 +182,24 @@ def test_counts_stay_exact_while_marks_race_checkpoints(form, monkeypatch):
 
     assert errors == []
     assert {status: folders.size(form.pk, status) for status in Status.values} == really(form)
+
+
+def test_the_forms_list_counts_all_forms_at_once(owner_api, user, form):
+    """Listing ten forms costs the statements listing one does: the folder sizes of the whole
+    list are read together, not two statements a form."""
+    from django.test.utils import CaptureQueriesContext
+
+    from forms_app.services import form_create
+
+    def statements() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert owner_api.get("/api/v1/forms").status_code == 200
+        return len(captured)
+
+    add_submission(form, {"name": "Ada"})
+    one = statements()
+    for i in range(9):
+        add_submission(form_create(owner=user, name=f"Form {i}"), {"name": "Ada"})
+
+    assert statements() == one
+    assert totals(owner_api, form) == {"inbox": 1, "spam": 0}
