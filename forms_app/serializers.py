@@ -7,7 +7,7 @@ from rest_framework import serializers
 from config import strict
 from config.timefmt import TimestampField
 from forms_app.models import CaptchaProvider, Form
-from forms_app.origins import normalize_origin
+from forms_app.origins import normalize_origin, origin_validator
 
 MAX_ORIGINS = 100
 MAX_BLOCKED_WORDS = 200
@@ -49,7 +49,10 @@ class FormInputSerializer(StrictSerializer):
     )
     allowedOrigins = serializers.ListField(
         source="allowed_origins",
-        child=strict.CharField(max_length=300),
+        # Untrimmed: text around an origin makes it not one, as the schema's pattern says.
+        child=strict.CharField(
+            max_length=300, trim_whitespace=False, validators=[origin_validator]
+        ),
         max_length=MAX_ORIGINS,
         required=False,
     )
