@@ -247,6 +247,10 @@ def test_schema_documents_the_config_of_each_type(api):
         "SlackConfigPatch": [],
         "DiscordConfigPatch": [],
     }
+    patch = components["PatchedIntegrationUpdateRequest"]["properties"]["config"]
+    # anyOf, each closed: {} fits every kind, and a key of no kind fits none.
+    assert "oneOf" not in patch
+    assert all(option["additionalProperties"] is False for option in patch["anyOf"])
     assert set(config_of("Integration")) == {
         "WebhookConfigOut",
         "EmailConfigOut",
