@@ -32,7 +32,6 @@ class PublicAuthView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_group = ""
-    throttle_per_minute = 20
 
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
@@ -40,7 +39,7 @@ class PublicAuthView(APIView):
             ratelimit.enforce(
                 f"auth:{self.throttle_group}",
                 rate_key(client_ip(request)),
-                self.throttle_per_minute,
+                settings.AUTH_REQUESTS_PER_MINUTE,
             )
 
     def validated(self, serializer_class, request: Request) -> dict:

@@ -1,11 +1,13 @@
 """Limits on pages anyone can load without signing in (the dashboard's account pages and the
-admin's sign-in): 20 requests a minute per client address, and the admin's sign-in also under
-the per-address failed sign-in limit. Over a limit the page answers 429 with Retry-After."""
+admin's sign-in): AUTH_REQUESTS_PER_MINUTE requests a minute per client address, and the
+admin's sign-in also under the per-address failed sign-in limit. Over a limit the page answers
+429 with Retry-After."""
 
 from __future__ import annotations
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
@@ -13,8 +15,6 @@ from accounts import signin_guard
 from config import ratelimit
 from config.errors import ServiceError
 from config.net import client_ip, rate_key
-
-PER_MINUTE = 20
 
 
 def too_many(error: ServiceError) -> HttpResponse:
@@ -33,7 +33,7 @@ def limited(group: str):
         def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             try:
                 key = rate_key(client_ip(request))
-                ratelimit.enforce(f"page:{group}", key, PER_MINUTE)
+                ratelimit.enforce(f"page:{group}", key, settings.AUTH_REQUESTS_PER_MINUTE)
             except ServiceError as error:
                 return too_many(error)
             return view(request, *args, **kwargs)

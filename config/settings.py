@@ -242,6 +242,9 @@ else:
 DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "FormFlow <no-reply@localhost>")
 
 # --- Product limits and integrations ------------------------------------------------------
+# Requests a minute per client address to every account endpoint and page anyone can reach
+# (the contract's 20). Behind a NAT many people share an address; an operator may lift it.
+AUTH_REQUESTS_PER_MINUTE = env.integer("AUTH_REQUESTS_PER_MINUTE", 20, minimum=1)
 # The pull API's requests a minute per key (the contract's 60); a bench lifts it.
 PULL_REQUESTS_PER_MINUTE = env.integer("PULL_REQUESTS_PER_MINUTE", 60, minimum=1)
 DEFAULT_MONTHLY_SUBMISSION_LIMIT = env.integer("DEFAULT_MONTHLY_SUBMISSION_LIMIT", 1000, minimum=0)

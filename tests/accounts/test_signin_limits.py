@@ -111,3 +111,20 @@ def test_ipv6_clients_are_counted_per_64(db):
 
     assert same_64.status_code == 429
     assert other_64.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/dashboard/login", "/api/auth/forgot-password"])
+def test_an_operator_can_lift_the_per_address_limit(db, settings, path):
+    settings.AUTH_REQUESTS_PER_MINUTE = 30
+    client = Client()
+
+    def status() -> int:
+        if path.startswith("/api/"):
+            return client.post(path, {"email": "a@example.com"}, content_type="application/json",
+                               REMOTE_ADDR="198.51.100.7").status_code
+        return client.get(path, REMOTE_ADDR="198.51.100.7").status_code
+
+    statuses = [status() for _ in range(31)]
+
+    assert 429 not in statuses[:30]
+    assert statuses[30] == 429
