@@ -80,6 +80,11 @@ RESPONSES: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 # DRF's text fields refuse a NUL character; a string the schema leaves open says so.
 NO_NUL = "^[^\\u0000]*$"
+# What Python's str.strip() removes, spelled out: ECMA-262's \\s differs from it (it lacks
+# U+001C-U+001F and U+0085, and has U+FEFF), and clients read the pattern as ECMA-262.
+SPACE = "\\t-\\r\\u001c- \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+# A field that trims its text and refuses blank text takes it only with something else in it.
+NOT_BLANK = f"^[^\\u0000]*[^{SPACE}\\u0000][^\\u0000]*$"
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -161,6 +166,13 @@ def strict_input(schema: dict, closed: bool = True) -> None:
         _no_nul(schema)
 
 
+def _trims_and_refuses_blank(field: serializers.Field, schema: dict) -> bool:
+    """Text DRF trims before it checks for blank: "  " is as refused as ""."""
+    return (isinstance(field, serializers.CharField) and field.trim_whitespace
+            and not field.allow_blank and schema.get("type") == "string"
+            and not {"enum", "format", "pattern"} & set(schema))
+
+
 def _no_nul(schema: dict) -> None:
     if schema.get("type") == "string" and not {"enum", "format", "pattern"} & set(schema):
         schema["pattern"] = NO_NUL
@@ -188,6 +200,12 @@ class FormFlowSchema(AutoSchema):
     def get_operation_id(self) -> str:
         # The version is in every path: a generated client reads better without it.
         return super().get_operation_id().removeprefix("v1_")
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False) -> dict:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction == "request" and _trims_and_refuses_blank(field, schema):
+            schema["pattern"] = NOT_BLANK
+        return schema
 
     def get_operation(self, *args, **kwargs) -> dict | None:
         operation = super().get_operation(*args, **kwargs)

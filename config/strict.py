@@ -3,7 +3,8 @@
 DRF coerces: a number sent for a string is stored as its text, and ``"yes"`` or ``1`` pass as
 ``true``. A client with a bug then stores what it never meant, and learns nothing. These fields
 take a string only from a JSON string, a boolean only from ``true`` or ``false``, and an
-integer only from a JSON integer. Query parameters (always text) keep DRF's own fields.
+integer only from a JSON integer. Query parameters are always text: their numbers keep DRF's
+own fields, their text takes CharField below for the way it measures length.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ class _TextOnly:
 
 
 class CharField(_TextOnly, serializers.CharField):
-    pass
+    """Its length bounds the text as sent, as the schema's maxLength does; DRF measures it
+    after trimming, so a long value padded with spaces would pass for a short one."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
 
 
 class EmailField(_TextOnly, serializers.EmailField):

@@ -8,7 +8,9 @@ from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config import strict
 from config.errors import ServiceError, flatten_details
+from config.schema import SPACE
 
 MAX_FIELD_NAMES = 200
 
@@ -38,7 +40,7 @@ def parse_since(value: str) -> datetime | None:
 
 # A name somewhere (not only commas and spaces), and no NUL anywhere.
 @extend_schema_field({"type": "string", "minLength": 1,
-                      "pattern": r"^[^\u0000]*[^,\s\u0000][^\u0000]*$",
+                      "pattern": f"^[^\\u0000]*[^,{SPACE}\\u0000][^\\u0000]*$",
                       "description": "Comma-separated field names (at most 200)"})
 class FieldsParam(serializers.CharField):
     def to_internal_value(self, data) -> set[str]:
@@ -69,14 +71,14 @@ class DetailParams(serializers.Serializer):
 
 
 class StreamParams(DetailParams):
-    formId = serializers.CharField(min_length=1, max_length=100, help_text="Form id or slug")
+    formId = strict.CharField(min_length=1, max_length=100, help_text="Form id or slug")
     since = SinceParam(required=False)
 
 
 class ListParams(DetailParams):
-    formId = serializers.CharField(min_length=1, max_length=100, help_text="Form id or slug")
+    formId = strict.CharField(min_length=1, max_length=100, help_text="Form id or slug")
     limit = serializers.IntegerField(min_value=1, max_value=100, default=25)
-    cursor = serializers.CharField(min_length=1, max_length=4000, required=False,
+    cursor = strict.CharField(min_length=1, max_length=4000, required=False,
                                    help_text="nextCursor of the previous page")
     since = SinceParam(required=False)
     order = serializers.ChoiceField(choices=["desc", "asc"], default="desc")

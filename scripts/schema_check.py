@@ -31,16 +31,23 @@ import json
 from accounts.models import User
 from accounts.services import token_for
 from forms_app.services import form_create
+from integrations.models import Delivery, DeliveryState
+from integrations.services import integration_create
 from pullapi.services import api_key_create
 from submissions.services import submission_create
 owner = User.objects.create_user(email="schema@example.com", password="correct-horse-battery",
                                  is_verified=True)
-form = form_create(owner=owner, name="Contact")
-submission_create(form=form, data=[["name", "Ada"], ["email", "ada@example.com"]], ip=None,
-                  user_agent="", origin="")
+form = form_create(owner=owner, name="Contact", rate_limit=10_000)
+integration_create(owner=owner, type="WEBHOOK", config={"url": "https://hooks.example.com/in"})
+submission = submission_create(form=form, data=[["name", "Ada"], ["email", "ada@example.com"]],
+                               ip=None, user_agent="", origin="")
+delivery = Delivery.objects.get(submission=submission)
+Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.FAILED, attempts=8,
+                                               last_error="HTTP 500")
 _, key = api_key_create(owner=owner, name="schema", forms=[str(form.pk)])
 print(json.dumps({"token": str(token_for(owner)), "key": key, "slug": form.slug,
-                  "form": str(form.pk)}))
+                  "form": str(form.pk), "submission": str(submission.pk),
+                  "delivery": str(delivery.pk)}))
 """
 
 
@@ -50,6 +57,8 @@ def environment(args: argparse.Namespace, work: Path, base: str) -> dict:
         # Every request comes from one address: the limits meant for strangers would turn most
         # of the run into 429s, which the schema lists but which test nothing else.
         PULL_REQUESTS_PER_MINUTE="100000",
+        AUTH_REQUESTS_PER_MINUTE="100000",
+        DEFAULT_MONTHLY_SUBMISSION_LIMIT="10000000",
         # So the Google endpoints do their work (a consent URL is made locally) rather than
         # answer 503 google_not_configured to every request.
         GOOGLE_OAUTH_CLIENT_ID="schema-check.apps.googleusercontent.com",
@@ -80,7 +89,9 @@ def main(argv: list[str]) -> int:
     env = environment(args, work, base)
     seeded = seed(env)
     run_env = {**env, "FORMFLOW_TOKEN": seeded["token"], "FORMFLOW_API_KEY": seeded["key"],
-               "FORMFLOW_SLUG": seeded["slug"], "FORMFLOW_FORM": seeded["form"]}
+               "FORMFLOW_SLUG": seeded["slug"], "FORMFLOW_FORM": seeded["form"],
+               "FORMFLOW_SUBMISSION": seeded["submission"],
+               "FORMFLOW_DELIVERY": seeded["delivery"]}
     command = [BIN / "schemathesis", "--config-file", ROOT / "schemathesis.toml", "run",
                f"{base}/api/schema/", "--url", base]
     if args.max_examples:

@@ -1,0 +1,53 @@
+"""The schema's bounds on text are the ones the server enforces, whitespace included."""
+
+import re
+
+import pytest
+
+from config.schema import NOT_BLANK
+
+FORMS = "/api/v1/forms"
+BLANKS = [" ", "\t\n", "\u3000", "\x1c", "\u00a0 \u2028"]
+
+
+@pytest.fixture
+def schema(api):
+    return api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+
+
+def query_parameter(schema, path, name):
+    parameters = schema["paths"][path]["get"]["parameters"]
+    return next(p for p in parameters if p["name"] == name)["schema"]
+
+
+@pytest.mark.parametrize("value", BLANKS)
+def test_blank_text_the_schema_refuses_is_refused(owner_api, schema, value):
+    name = schema["components"]["schemas"]["FormInputRequest"]["properties"]["name"]
+
+    assert name["pattern"] == NOT_BLANK
+    assert not re.fullmatch(NOT_BLANK, value)
+    assert owner_api.post(FORMS, {"name": value}, format="json").status_code == 400
+
+
+@pytest.mark.parametrize("value", ["\ufeff", " a ", "a"])
+def test_text_the_schema_allows_is_taken(owner_api, value):
+    assert re.fullmatch(NOT_BLANK, value)
+    assert owner_api.post(FORMS, {"name": value}, format="json").status_code == 201
+
+
+def test_length_is_measured_as_sent_not_after_trimming(owner_api):
+    padded = " " * 5 + "x" * 200  # 200 after trimming, 205 as sent; maxLength is 200
+
+    response = owner_api.post(FORMS, {"name": padded}, format="json")
+
+    assert response.status_code == 400
+    assert "name" in response.json()["details"]
+
+
+def test_a_pull_parameter_of_spaces_is_refused_as_the_schema_says(schema, puller):
+    form_id = query_parameter(schema, "/api/v1/submissions", "formId")
+
+    assert form_id["pattern"] == NOT_BLANK
+    response = puller.get("/api/v1/submissions", {"formId": "   "})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_parameter"
