@@ -269,7 +269,7 @@ def _whole_number(text: str) -> int | str:
 def _form_settings(post) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": post.get("name", ""),
-        "redirectUrl": post.get("redirectUrl") or None,
+        "redirectUrl": post.get("redirectUrl", "").strip() or None,
         "allowedOrigins": [
             line.strip() for line in post.get("allowedOrigins", "").splitlines() if line.strip()
         ],

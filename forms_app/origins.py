@@ -23,7 +23,11 @@ _IPV6 = "|".join([
     f":((:{_HEX}){{1,7}}|:)",
 ])
 _PORT = "([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
-ORIGIN_PATTERN = f"^https?://({_LABEL}(\\.{_LABEL})*|\\[({_IPV6})\\])(:{_PORT})?/?$"
+_ORIGIN = f"https?://({_LABEL}(\\.{_LABEL})*|\\[({_IPV6})\\])(:{_PORT})?"
+ORIGIN_PATTERN = f"^{_ORIGIN}/?$"
+# An absolute http(s) URL, such as a form's redirect: an origin, then any path, query and
+# fragment without spaces or control characters (a browser needs those percent-encoded).
+URL_PATTERN = f"^{_ORIGIN}([/?#][^\\u0000- \\u007f]*)?$"
 
 
 
@@ -38,6 +42,9 @@ class SchemaPatternValidator(RegexValidator):
 
 origin_validator = SchemaPatternValidator(
     ORIGIN_PATTERN, "Not an origin: scheme://host[:port] with http or https and no path."
+)
+url_validator = SchemaPatternValidator(
+    URL_PATTERN, "Enter an absolute http(s) URL, without spaces (percent-encode them)."
 )
 
 

@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from rest_framework import serializers
 
 from config import strict
 from config.timefmt import TimestampField
 from forms_app.models import CaptchaProvider, Form
-from forms_app.origins import normalize_origin, origin_validator
+from forms_app.origins import normalize_origin, origin_validator, url_validator
 
 MAX_ORIGINS = 100
 MAX_BLOCKED_WORDS = 200
@@ -45,7 +43,8 @@ class FormInputSerializer(StrictSerializer):
 
     name = strict.CharField(min_length=1, max_length=200)
     redirectUrl = strict.CharField(
-        source="redirect_url", max_length=2000, allow_null=True, allow_blank=True, required=False
+        source="redirect_url", max_length=2000, allow_null=True, allow_blank=True, required=False,
+        trim_whitespace=False, validators=[url_validator],
     )
     allowedOrigins = serializers.ListField(
         source="allowed_origins",
@@ -86,15 +85,7 @@ class FormInputSerializer(StrictSerializer):
     )
 
     def validate_redirectUrl(self, value: str | None) -> str | None:
-        if not value:
-            return None
-        try:
-            parts = urlsplit(value)
-        except ValueError:  # an unclosed or invalid [IPv6] host
-            parts = None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise serializers.ValidationError("Enter an absolute http(s) URL.")
-        return value
+        return value or None  # its pattern (url_validator) has done the checking
 
     def validate_allowedOrigins(self, values: list[str]) -> list[str]:
         normalized = []

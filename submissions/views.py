@@ -94,12 +94,15 @@ class SubmitView(APIView):
             "Any named fields as JSON, application/x-www-form-urlencoded or multipart/form-data."
             " JSON clients get 200 {success, message}; HTML form posts get a 303 redirect."
         ),
-        # At least one field: a body with none is refused (400 empty_submission).
+        # At least one field: a body with none is refused (400 empty_submission). JSON values
+        # may be any JSON; a form post's are text (a file part is kept as a note of its name
+        # and size, never its content).
         request={
-            media: {"type": "object", "additionalProperties": True, "minProperties": 1}
-            for media in (
-                "application/json", "application/x-www-form-urlencoded", "multipart/form-data"
-            )
+            "application/json": {
+                "type": "object", "additionalProperties": True, "minProperties": 1},
+            **{media: {"type": "object", "additionalProperties": {"type": "string"},
+                       "minProperties": 1}
+               for media in ("application/x-www-form-urlencoded", "multipart/form-data")},
         },
         parameters=[
             OpenApiParameter(
