@@ -16,7 +16,7 @@ urlpatterns = [
     path("admin/login/", public_pages.admin_login),  # before the admin's own, which it guards
     path("admin/", admin.site.urls),
     path("dashboard/", include("dashboard.urls")),
-    path("", RedirectView.as_view(url="/dashboard/", permanent=False)),
+    path("", RedirectView.as_view(pattern_name="dashboard:home", permanent=False)),
     path("api/auth/google/", include("integrations.google_urls")),
     path("api/auth/", include("accounts.urls")),
     path("api/v1/", include("forms_app.urls")),

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from functools import wraps
-from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from rest_framework.exceptions import AuthenticationFailed
 
 from accounts.authentication import token_user, validated_token
 from accounts.models import User
+from dashboard.links import with_query
 
 
 def cookie_user(request: HttpRequest) -> User | None:
@@ -29,13 +30,15 @@ def login_required(view):
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         user = cookie_user(request)
         if user is None:
-            return HttpResponseRedirect(f"/dashboard/login?{urlencode({'next': request.path})}")
+            return with_query("dashboard:login", next=request.path)
         request.user = request.dashboard_user = user
         return view(request, *args, **kwargs)
 
     return wrapper
 
 
-def safe_next(request: HttpRequest, default: str = "/dashboard/") -> str:
-    target = request.POST.get("next") or request.GET.get("next") or default
-    return target if target.startswith("/dashboard") else default
+def safe_next(request: HttpRequest) -> str:
+    """Where to go after signing in: a page of the dashboard, never another site."""
+    home = reverse("dashboard:home")
+    target = request.POST.get("next") or request.GET.get("next") or home
+    return target if target.startswith(home) else home

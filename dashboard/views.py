@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
@@ -18,6 +18,7 @@ from accounts.views import clear_auth_cookie, set_auth_cookie
 from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
+from dashboard.links import with_query
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.models import CaptchaProvider, Form
@@ -76,7 +77,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             messages.error(request, _error_text(error))
             return _error_page(request, "dashboard/signup.html", {"email": email}, error)
         messages.success(request, "We emailed you a 6-digit code. Enter it below.")
-        return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
+        return with_query("dashboard:verify", email=email)
     return render(request, "dashboard/signup.html")
 
 
@@ -91,7 +92,7 @@ def verify(request: HttpRequest) -> HttpResponse:
         except ServiceError as error:
             messages.error(request, _error_text(error))
             return _error_page(request, "dashboard/verify.html", {"email": email}, error)
-        response = HttpResponseRedirect("/dashboard/")
+        response = redirect("dashboard:home")
         set_auth_cookie(response, accounts.token_for(user))
         return response
     return render(request, "dashboard/verify.html", {"email": email})
@@ -107,7 +108,7 @@ def resend(request: HttpRequest) -> HttpResponse:
         messages.error(request, _error_text(error))
     else:
         messages.info(request, "If that address needs verification, a new code is on its way.")
-    return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
+    return with_query("dashboard:verify", email=email)
 
 
 @limited("dashboard-login")
@@ -122,7 +123,7 @@ def login(request: HttpRequest) -> HttpResponse:
         except ServiceError as error:
             messages.error(request, _error_text(error))
             if error.code == "email_not_verified":
-                return HttpResponseRedirect(f"/dashboard/verify?{urlencode({'email': email})}")
+                return with_query("dashboard:verify", email=email)
             context = {"email": email, "next": next_url}
             return _error_page(request, "dashboard/login.html", context, error)
         response = HttpResponseRedirect(next_url)
@@ -136,7 +137,7 @@ def login(request: HttpRequest) -> HttpResponse:
 @require_POST
 def logout(request: HttpRequest) -> HttpResponse:
     accounts.token_revoke_if_valid(request.COOKIES.get(settings.AUTH_COOKIE_NAME))
-    response = HttpResponseRedirect("/dashboard/login")
+    response = redirect("dashboard:login")
     clear_auth_cookie(response)
     return response
 
@@ -151,7 +152,7 @@ def forgot_password(request: HttpRequest) -> HttpResponse:
             messages.error(request, _error_text(error))
             return _error_page(request, "dashboard/forgot.html", {"email": email}, error)
         messages.info(request, "If that address has an account, we emailed it a 6-digit code.")
-        return HttpResponseRedirect(f"/dashboard/reset-password?{urlencode({'email': email})}")
+        return with_query("dashboard:reset-password", email=email)
     return render(request, "dashboard/forgot.html")
 
 
@@ -169,7 +170,7 @@ def reset_password(request: HttpRequest) -> HttpResponse:
             messages.error(request, _error_text(error))
             return _error_page(request, "dashboard/reset.html", {"email": email}, error)
         messages.success(request, "Your password was changed. Log in with the new one.")
-        return HttpResponseRedirect("/dashboard/login")
+        return redirect("dashboard:login")
     return render(request, "dashboard/reset.html", {"email": email})
 
 
@@ -191,7 +192,7 @@ def change_password(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"Password not changed. {_error_text(error)}")
         return _error_page(request, "dashboard/account.html", {"section": "account"}, error)
     messages.success(request, "Password changed. Every other session was logged out.")
-    response = HttpResponseRedirect("/dashboard/account")
+    response = redirect("dashboard:account")
     set_auth_cookie(response, accounts.token_for(user))
     return response
 
@@ -201,7 +202,7 @@ def change_password(request: HttpRequest) -> HttpResponse:
 def logout_everywhere(request: HttpRequest) -> HttpResponse:
     accounts.user_log_out_everywhere(user=request.user)
     messages.success(request, "You were logged out on every device.")
-    response = HttpResponseRedirect("/dashboard/login")
+    response = redirect("dashboard:login")
     clear_auth_cookie(response)
     return response
 
@@ -226,9 +227,9 @@ def form_create(request: HttpRequest) -> HttpResponse:
         form = forms.form_create(owner=request.user, **values)
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, _error_text(error))
-        return HttpResponseRedirect("/dashboard/")
+        return redirect("dashboard:home")
     messages.success(request, f"Form “{form.name}” created.")
-    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}")
+    return redirect("dashboard:form", form.pk)
 
 
 def _owned_form(request: HttpRequest, form_id: str) -> Form:
@@ -302,7 +303,7 @@ def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
         messages.error(request, f"Settings not saved. {_error_text(error)}")
     else:
         messages.success(request, "Settings saved.")
-    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}#settings")
+    return HttpResponseRedirect(reverse("dashboard:form", args=[form.pk]) + "#settings")
 
 
 @login_required
@@ -311,7 +312,7 @@ def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
     form = _owned_form(request, form_id)
     forms.form_delete(form=form)
     messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
-    return HttpResponseRedirect("/dashboard/")
+    return redirect("dashboard:home")
 
 
 @login_required
@@ -323,7 +324,7 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
         submission_delete(submission=submission)
         messages.success(request, "Submission deleted.")
     page = request.POST.get("page", "1")
-    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}?page={page}#submissions")
+    return with_query("dashboard:form", form.pk, page=page, fragment="submissions")
 
 
 @login_required
@@ -340,7 +341,7 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
         else:
             submission_rescue(submission=submission)
             messages.success(request, "Moved to the inbox, counted and delivered.")
-    return HttpResponseRedirect(f"/dashboard/forms/{form.pk}?folder={folder}#submissions")
+    return with_query("dashboard:form", form.pk, folder=folder, fragment="submissions")
 
 
 # --- Integrations -------------------------------------------------------------------------
@@ -417,7 +418,7 @@ def integration_toggle(request: HttpRequest, integration_id: str) -> HttpRespons
     messages.success(
         request, "Integration enabled." if integration.enabled else "Integration disabled."
     )
-    return HttpResponseRedirect("/dashboard/integrations")
+    return redirect("dashboard:integrations")
 
 
 @login_required
@@ -430,7 +431,7 @@ def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
     except ServiceError as error:  # too many test sends
         success, message = False, error.message
     (messages.success if success else messages.error)(request, message)
-    return HttpResponseRedirect("/dashboard/integrations")
+    return redirect("dashboard:integrations")
 
 
 @login_required
@@ -439,13 +440,13 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
     integration = _owned_integration(request, integration_id)
     if not integration.enabled:
         messages.error(request, "Enable the integration first: a disabled one receives nothing.")
-        return HttpResponseRedirect("/dashboard/integrations")
+        return redirect("dashboard:integrations")
     count = outbox.deliveries_retry(integration_id=integration.pk)
     if count:
         messages.success(request, f"{count} failed deliveries will be sent again.")
     else:
         messages.success(request, "There are no failed deliveries to send again.")
-    return HttpResponseRedirect("/dashboard/integrations")
+    return redirect("dashboard:integrations")
 
 
 @login_required
@@ -453,14 +454,14 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
 def integration_remove(request: HttpRequest, integration_id: str) -> HttpResponse:
     integrations.integration_delete(integration=_owned_integration(request, integration_id))
     messages.success(request, "Integration deleted.")
-    return HttpResponseRedirect("/dashboard/integrations")
+    return redirect("dashboard:integrations")
 
 
 @login_required
 def google_connect(request: HttpRequest) -> HttpResponse:
     if not google.configured():
         messages.error(request, "Google Sheets is not configured on this server.")
-        return HttpResponseRedirect("/dashboard/integrations")
+        return redirect("dashboard:integrations")
     form_id = request.GET.get("formId")
     suffix = f"?formId={form_id}" if form_id else ""
     return HttpResponseRedirect(f"/api/auth/google/login{suffix}")
@@ -510,4 +511,4 @@ def api_key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
     api_key = get_object_or_404(ApiKey, pk=key_id, owner=request.user)
     keys.api_key_revoke(api_key=api_key)
     messages.success(request, f"API key “{api_key.name}” revoked.")
-    return HttpResponseRedirect("/dashboard/settings/api-keys")
+    return redirect("dashboard:api-keys")

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django.core import signing
 from django.core.cache import cache
 from django.http import HttpResponseRedirect
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -22,7 +23,6 @@ from integrations.clients import google
 
 STATE_SALT = "formflow.google.oauth-state"
 STATE_MAX_AGE = 600
-LANDING = "/dashboard/integrations"
 
 
 def verifier_key(nonce: str) -> str:
@@ -30,7 +30,7 @@ def verifier_key(nonce: str) -> str:
 
 
 def landing(**params: str) -> HttpResponseRedirect:
-    return HttpResponseRedirect(f"{LANDING}?{urlencode(params)}")
+    return HttpResponseRedirect(f"{reverse('dashboard:integrations')}?{urlencode(params)}")
 
 
 class GoogleLoginView(APIView):
@@ -72,7 +72,7 @@ class GoogleCallbackView(APIView):
     @extend_schema(
         summary="Google's redirect after consent: stores the grant and creates the sheet",
         responses={
-            302: OpenApiResponse(description=f"Redirect to {LANDING}"),
+            302: OpenApiResponse(description="Redirect to the dashboard's integrations page"),
             503: error("google_not_configured: the server has no Google OAuth client"),
         },
     )
