@@ -36,3 +36,12 @@ def test_the_root_and_sign_in_redirects_still_land(client):
     signed_out = client.get("/dashboard/account")
 
     assert signed_out["Location"] == "/dashboard/login?next=%2Fdashboard%2Faccount"
+
+
+def test_standalone_pages_share_one_base():
+    pages = [ROOT / "templates" / name for name in
+             ("404.html", "500.html", "submissions/error.html", "submissions/thanks.html")]
+
+    assert all(page.read_text().startswith('{% extends "standalone.html" %}') for page in pages)
+    styled = [p for p in ROOT.glob("templates/**/*.html") if "<style" in p.read_text()]
+    assert [p.name for p in styled] == ["standalone.html"]
