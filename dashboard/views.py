@@ -29,11 +29,11 @@ from integrations import services as integrations
 from integrations.clients import google
 from integrations.models import Integration
 from integrations.serializers import public_config
+from pullapi import selectors as key_selectors
 from pullapi import services as keys
 from pullapi.models import ApiKey
-from submissions.models import Submission
 from submissions.representation import submission_json
-from submissions.selectors import submissions_page
+from submissions.selectors import submission_of, submissions_page
 from submissions.services import submission_delete, submission_mark_spam, submission_rescue
 
 PAGE_SIZE = 20
@@ -319,7 +319,7 @@ def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
 @require_POST
 def submission_remove(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
     form = _owned_form(request, form_id)
-    submission = Submission.objects.filter(form=form, pk=submission_id).first()
+    submission = submission_of(form, submission_id)
     if submission is not None:
         submission_delete(submission=submission)
         messages.success(request, "Submission deleted.")
@@ -332,7 +332,7 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
 def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
     """The "Spam" and "Not spam" buttons; both teach the filter."""
     form = _owned_form(request, form_id)
-    submission = Submission.objects.filter(form=form, pk=submission_id).first()
+    submission = submission_of(form, submission_id)
     folder = request.POST.get("folder", "inbox")
     if submission is not None:
         if request.POST.get("mark") == "spam":
@@ -348,12 +348,7 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
 
 
 def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
-    rows = (
-        Integration.objects.filter(owner=request.user)
-        .select_related("form")
-        .annotate(failed=integration_selectors.failed_deliveries_count())
-        .order_by("-created_at")
-    )
+    rows = integration_selectors.integrations_of(request.user)
     forms_list = form_selectors.forms_of(request.user)
     cards = [
         kind.card.render(RequestContext(request, {
@@ -471,9 +466,7 @@ def google_connect(request: HttpRequest) -> HttpResponse:
 
 
 def _keys_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
-    rows = (
-        ApiKey.objects.filter(owner=request.user).prefetch_related("forms").order_by("-created_at")
-    )
+    rows = key_selectors.api_keys_of(request.user)
     context = {
         "keys": rows,
         "forms": form_selectors.forms_of(request.user),

@@ -1,6 +1,6 @@
 """Read-side queries about integrations."""
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 
 from integrations.models import Delivery, DeliveryState, Integration
 
@@ -27,4 +27,15 @@ def ledger_of(submission) -> list[Delivery]:
         .select_related("integration")
         .annotate(last_attempt_at=Max("attempt_log__started_at"))
         .order_by("created_at", "id")
+    )
+
+
+def integrations_of(owner) -> QuerySet[Integration]:
+    """An account's integrations, newest first, each with its form and its count of failed
+    deliveries (``failed``)."""
+    return (
+        Integration.objects.filter(owner=owner)
+        .select_related("form")
+        .annotate(failed=failed_deliveries_count())
+        .order_by("-created_at")
     )

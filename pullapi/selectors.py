@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import connection
+from django.db.models import QuerySet
 
 from pullapi.cursors import Position
+from pullapi.models import ApiKey
 from submissions import horizon, keyset
 from submissions.export import ROW_AS_JSON
 from submissions.models import Submission
@@ -103,3 +105,8 @@ def _pg_page(form_id, order, limit, since, after, only) -> Page:
         stamp, ident, _ = page[-1]
         last = Position(datetime.fromisoformat(stamp).replace(tzinfo=UTC), uuid.UUID(ident))
     return Page([text for _, _, text in page], last, len(found) > limit)
+
+
+def api_keys_of(owner) -> QuerySet[ApiKey]:
+    """An account's API keys, newest first, with the forms each may read."""
+    return ApiKey.objects.filter(owner=owner).prefetch_related("forms").order_by("-created_at")

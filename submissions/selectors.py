@@ -42,3 +42,8 @@ def submissions_page(form: Form, *, page: int, limit: int, status: str = Status.
     # One statement: the ids as a subquery, then only those rows.
     window = list(Submission.objects.filter(pk__in=ids).order_by("-submitted_at", "-id"))
     return Page(window, page, limit, total)
+
+
+def submission_of(form: Form, submission_id) -> Submission | None:
+    """One submission of ``form``, in either folder; None for any other."""
+    return Submission.objects.filter(form=form, pk=submission_id).first()

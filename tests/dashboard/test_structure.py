@@ -1,5 +1,6 @@
-"""The dashboard's pages are reached by name: no path is written into a template or a view,
-so moving a page is one change in dashboard/urls.py."""
+"""How the dashboard is built: pages reached by name (no path is written into a template or
+a view, so moving a page is one change in dashboard/urls.py), queries in selectors, and one
+base for the standalone pages."""
 
 import re
 from pathlib import Path
@@ -45,3 +46,9 @@ def test_standalone_pages_share_one_base():
     assert all(page.read_text().startswith('{% extends "standalone.html" %}') for page in pages)
     styled = [p for p in ROOT.glob("templates/**/*.html") if "<style" in p.read_text()]
     assert [p.name for p in styled] == ["standalone.html"]
+
+
+def test_views_query_through_selectors():
+    views = (ROOT / "dashboard" / "views.py").read_text()
+
+    assert re.findall(r"\w+\.objects\.", views) == []
