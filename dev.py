@@ -2,7 +2,7 @@
 """Install and run FormFlow on a fresh machine with nothing but Python 3.11+.
 
     python3 dev.py start   # install, migrate, then web server + Celery worker + beat
-    python3 dev.py test    # install, then ruff and the whole test suite
+    python3 dev.py test    # install, then ruff, mypy and the whole test suite
     python3 dev.py install # only make .venv (what the benchmarks run)
 
 start runs from .venv, made from the runtime lock requirements.txt alone; test uses .venv-dev,
@@ -167,6 +167,7 @@ def supervise(commands: dict[str, list]) -> int:
 def test(extra: list[str]) -> int:
     dev_bin = install(DEV_VENV, "requirements-dev.txt")
     run(dev_bin / "ruff", "check", ".")
+    run(dev_bin / "mypy")  # its settings, and what it checks, are in pyproject.toml
     return subprocess.run([str(dev_bin / "pytest"), *extra], cwd=ROOT).returncode
 
 

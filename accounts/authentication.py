@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.http import HttpRequest
 from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
 from rest_framework.request import Request
@@ -36,7 +37,7 @@ def validated_token(raw: str) -> AccessToken:
     if raw.startswith(API_KEY_PREFIX):
         raise exceptions.AuthenticationFailed("API keys only work with the pull API.")
     try:
-        token = AccessToken(raw)
+        token = AccessToken(raw)  # type: ignore[arg-type]  # simplejwt takes the encoded text
     except TokenError:
         raise exceptions.AuthenticationFailed("The token is invalid or has expired.") from None
     if RevokedToken.objects.filter(jti=token.get("jti", "")).exists():
@@ -56,7 +57,9 @@ def token_user(token: AccessToken) -> User | None:
 class JWTCookieOrHeaderAuthentication(JWTAuthentication):
     www_authenticate_realm = "api"
 
-    def authenticate(self, request: Request) -> tuple[User, AccessToken] | None:
+    def authenticate(  # type: ignore[override]  # our User, not simplejwt's AuthUser alias
+        self, request: Request
+    ) -> tuple[User, AccessToken] | None:
         raw, from_cookie = token_from_request(request)
         if raw is None:
             return None
@@ -79,10 +82,19 @@ def enforce_csrf(request: Request) -> None:
 
     check = CSRFCheck(dummy_get_response)
     check.process_request(request)
-    reason = check.process_view(request, None, (), {})
+    reason = check.process_view(request, None, (), {})  # type: ignore[arg-type]  # as DRF does
     if reason:
         raise ServiceError(
             "csrf_failed",
             "CSRF verification failed. Send the csrftoken cookie's value as X-CSRFToken.",
             status_code=403,
         )
+
+
+def signed_in(request: HttpRequest | Request) -> User:
+    """The user of a request that only a signed-in caller reaches (IsAuthenticated, the
+    dashboard's login_required). Anything else here is a view wired wrong: refused as 401."""
+    user = request.user
+    if not isinstance(user, User):
+        raise exceptions.NotAuthenticated()
+    return user

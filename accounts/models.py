@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
@@ -23,8 +24,8 @@ def current_month() -> date:
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
-    def get_by_natural_key(self, email: str) -> User:
-        return self.get(email=normalize_email(email))
+    def get_by_natural_key(self, email: str | None) -> User:
+        return self.get(email=normalize_email(email or ""))
 
     def create_user(self, email: str, password: str | None = None, **extra) -> User:
         user = self.model(email=normalize_email(email), **extra)
@@ -58,7 +59,7 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
     class Meta:
         constraints = [models.UniqueConstraint(Lower("email"), name="user_email_ci_unique")]
@@ -71,7 +72,7 @@ class User(AbstractBaseUser, PermissionsMixin):
         # set_password() was called (a reset, a change, the admin, manage.py changepassword):
         # tokens issued under the old password stop working. Django's transparent hash
         # upgrade clears _password before it saves, so it revokes nothing.
-        if self._password is not None and not self._state.adding:
+        if getattr(self, "_password", None) is not None and not self._state.adding:
             self.token_version += 1
             update_fields = kwargs.get("update_fields")
             if update_fields is not None:

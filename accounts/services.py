@@ -80,8 +80,8 @@ def _issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> 
             "expires_at": now + settings.OTP_LIFETIME,
             "failed_attempts": 0,
             "sent_at": now,
-            "send_window_start": previous.send_window_start if window_open else now,
-            "sends_in_window": previous.sends_in_window + 1 if window_open else 1,
+            "send_window_start": previous.send_window_start if previous and window_open else now,
+            "sends_in_window": previous.sends_in_window + 1 if previous and window_open else 1,
         },
     )
     # The broker sees only a sealed code, never the plain digits.
@@ -194,10 +194,12 @@ def _use_code(email: str, code: str, purpose: str, on_success) -> User:
             if user
             else None
         )
-        usable = entry is not None and (
+        usable = user is not None and entry is not None and (
             entry.failed_attempts < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
         )
-        if usable and hmac.compare_digest(entry.code_hash, _hash_code(user, code, purpose)):
+        if usable and user and entry and hmac.compare_digest(
+            entry.code_hash, _hash_code(user, code, purpose)
+        ):
             entry.delete()
             on_success(user)
             return user

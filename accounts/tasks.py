@@ -70,8 +70,8 @@ def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
     context = {"code": code, "minutes": 30}
     try:
         mailer.send(
-            subject=SUBJECTS[purpose].format(code=code),
-            body=render_to_string(TEMPLATES[purpose], context),
+            subject=SUBJECTS[CodePurpose(purpose)].format(code=code),
+            body=render_to_string(TEMPLATES[CodePurpose(purpose)], context),
             to=user.email,
         )
     except mailer.PERMANENT:

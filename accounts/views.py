@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from accounts import mailer, services
 from accounts import serializers as s
-from accounts.authentication import token_from_request
+from accounts.authentication import signed_in, token_from_request
 from config import ratelimit
 from config.net import client_ip, rate_key
 from config.schema import error
@@ -183,7 +183,7 @@ class ChangePasswordView(APIView):
         serializer = s.ChangePasswordSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = services.user_change_password(
-            user=request.user,
+            user=signed_in(request),
             current_password=serializer.validated_data["currentPassword"],
             new_password=serializer.validated_data["newPassword"],
         )
@@ -199,7 +199,7 @@ class LogoutAllView(APIView):
 
     @extend_schema(request=None, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:
-        services.user_log_out_everywhere(user=request.user)
+        services.user_log_out_everywhere(user=signed_in(request))
         response = Response({"message": "Logged out everywhere."})
         clear_auth_cookie(response)
         return response
@@ -216,5 +216,5 @@ class MeView(APIView):
     def patch(self, request: Request) -> Response:
         serializer = s.ProfileSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        user = services.user_update_profile(user=request.user, **serializer.validated_data)
+        user = services.user_update_profile(user=signed_in(request), **serializer.validated_data)
         return Response({"user": s.CurrentUserSerializer(user).data})

@@ -121,10 +121,12 @@ def _drf_response(exc: exceptions.APIException) -> Response:
     if isinstance(exc, exceptions.AuthenticationFailed):
         code = "authentication_failed"
     headers = {}
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header
-    if getattr(exc, "wait", None) is not None:
-        headers["Retry-After"] = str(int(exc.wait))
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    wait = getattr(exc, "wait", None)
+    if wait is not None:
+        headers["Retry-After"] = str(int(wait))
     return Response(error_body(code, message, details), status=status_code, headers=headers)
 
 

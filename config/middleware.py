@@ -113,6 +113,7 @@ class PublicEndpointMiddleware:
         if path.startswith(self.PREFIX):
             slug = path[len(self.PREFIX) :]
             if slug and "/" not in slug:
+                response: HttpResponse
                 try:
                     response = self.view(request, slug=slug)
                 except Exception as error:  # as ApiErrorMiddleware.process_exception would

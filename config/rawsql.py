@@ -8,7 +8,7 @@ on PostgreSQL and SQLite) without its compiler.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from django.db import connection
 from django.db.models import Field, Model
@@ -70,39 +70,47 @@ def execute(sql: str, params: list) -> int:
         return cursor.rowcount
 
 
-class OwnedRow:
+def _field(model: type[Model], name: str) -> Field:
+    """A concrete column of ``model`` (get_field also finds reverse relations)."""
+    return cast(Field, model._meta.get_field(name))
+
+
+M = TypeVar("M", bound=Model)
+
+
+class OwnedRow(Generic[M]):
     """One row of ``model`` with its active owner's, read by one prebuilt statement into two
     instances: what the lookups on every request need, without the ORM's compiler.
     ``where`` names the row's columns through the alias ``t``."""
 
-    def __init__(self, model: type[Model], fields: set[str], owner_fields: set[str],
+    def __init__(self, model: type[M], fields: set[str], owner_fields: set[str],
                  where: str) -> None:
         self.model = model
-        self.owner_model = model._meta.get_field("owner").related_model
+        self.owner_model = cast(type[Model], model._meta.get_field("owner").related_model)
         self.fields = in_model_order(model, fields)
         self.owner_fields = in_model_order(self.owner_model, owner_fields)
-        self.columns = tuple(model._meta.get_field(name) for name in self.fields) + tuple(
-            self.owner_model._meta.get_field(name) for name in self.owner_fields
+        self.columns = tuple(_field(model, name) for name in self.fields) + tuple(
+            _field(self.owner_model, name) for name in self.owner_fields
         )
         self.where = where
 
     @functools.cached_property
     def sql(self) -> str:
         row, owner = self.model._meta, self.owner_model._meta
-        columns = [f"t.{row.get_field(name).column}" for name in self.fields]
-        columns += [f"u.{owner.get_field(name).column}" for name in self.owner_fields]
+        columns = [f"t.{_field(self.model, name).column}" for name in self.fields]
+        columns += [f"u.{_field(self.owner_model, name).column}" for name in self.owner_fields]
         return (
             f"SELECT {', '.join(columns)} FROM {row.db_table} t "
             f"JOIN {owner.db_table} u ON u.id = t.owner_id "
             f"WHERE {self.where} AND u.is_active = %s"
         )
 
-    def get(self, *params: Any) -> Model | None:
+    def get(self, *params: Any) -> M | None:
         rows = fetch(self.sql, [*params, True], self.columns)
         if not rows:
             return None
         split = len(self.fields)
-        found = self.model.from_db(connection.alias, self.fields, rows[0][:split])
+        found: Any = self.model.from_db(connection.alias, self.fields, rows[0][:split])
         found.owner = self.owner_model.from_db(connection.alias, self.owner_fields,
                                                rows[0][split:])
         return found

@@ -18,4 +18,4 @@ DELIVERY_LINGER_SECONDS = 0.0
 NUDGE_SKIP_SECONDS = 0.0
 # Messages a test sends with eager mode off stay in this process, never in DATA_DIR or Redis.
 CELERY_BROKER_URL = "memory://"
-CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+CELERY_BROKER_TRANSPORT_OPTIONS = {}

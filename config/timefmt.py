@@ -11,5 +11,5 @@ def iso(value: datetime | None) -> str | None:
 
 
 class TimestampField(serializers.DateTimeField):
-    def to_representation(self, value: datetime | None) -> str | None:
+    def to_representation(self, value: datetime | None) -> str | None:  # type: ignore[override]
         return iso(value)

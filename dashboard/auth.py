@@ -31,7 +31,10 @@ def login_required(view):
         user = cookie_user(request)
         if user is None:
             return with_query("dashboard:login", next=request.path)
-        request.user = request.dashboard_user = user
+        request.user = user
+        # What the templates show a signed-in owner by; request.user alone may also be an
+        # admin's session, which does not sign anyone in to the dashboard.
+        request.dashboard_user = user  # type: ignore[attr-defined]
         return view(request, *args, **kwargs)
 
     return wrapper

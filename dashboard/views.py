@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
 from accounts import services as accounts
+from accounts.authentication import signed_in
 from accounts.views import clear_auth_cookie, set_auth_cookie
 from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
@@ -184,7 +185,7 @@ def account(request: HttpRequest) -> HttpResponse:
 def change_password(request: HttpRequest) -> HttpResponse:
     try:
         user = accounts.user_change_password(
-            user=request.user,
+            user=signed_in(request),
             current_password=request.POST.get("currentPassword", ""),
             new_password=request.POST.get("newPassword", ""),
         )
@@ -200,7 +201,7 @@ def change_password(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def logout_everywhere(request: HttpRequest) -> HttpResponse:
-    accounts.user_log_out_everywhere(user=request.user)
+    accounts.user_log_out_everywhere(user=signed_in(request))
     messages.success(request, "You were logged out on every device.")
     response = redirect("dashboard:login")
     clear_auth_cookie(response)
@@ -209,7 +210,7 @@ def logout_everywhere(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    user = request.user
+    user = signed_in(request)
     context = {
         "forms": form_selectors.with_folder_sizes(form_selectors.forms_of(user)),
         "section": "forms",
@@ -224,7 +225,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def form_create(request: HttpRequest) -> HttpResponse:
     try:
         values = _validated(FormInputSerializer, {"name": request.POST.get("name", "")})
-        form = forms.form_create(owner=request.user, **values)
+        form = forms.form_create(owner=signed_in(request), **values)
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, _error_text(error))
         return redirect("dashboard:home")
@@ -234,7 +235,7 @@ def form_create(request: HttpRequest) -> HttpResponse:
 
 def _owned_form(request: HttpRequest, form_id: str) -> Form:
     lookup = form_selectors.form_lookup(form_id)
-    return get_object_or_404(form_selectors.forms_of(request.user).filter(lookup))
+    return get_object_or_404(form_selectors.forms_of(signed_in(request)).filter(lookup))
 
 
 @login_required
@@ -349,7 +350,7 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
 
 def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
     rows = integration_selectors.integrations_of(request.user)
-    forms_list = form_selectors.forms_of(request.user)
+    forms_list = form_selectors.forms_of(signed_in(request))
     cards = [
         kind.card.render(RequestContext(request, {
             "forms": forms_list, "google_configured": google.configured(),
@@ -387,7 +388,7 @@ def _integration_config(post) -> dict[str, Any]:
 def integration_create(request: HttpRequest) -> HttpResponse:
     try:
         integration = integrations.integration_create(
-            owner=request.user,
+            owner=signed_in(request),
             type=request.POST.get("type", ""),
             config=_integration_config(request.POST),
             form_id=request.POST.get("formId") or None,
@@ -469,7 +470,7 @@ def _keys_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpRes
     rows = key_selectors.api_keys_of(request.user)
     context = {
         "keys": rows,
-        "forms": form_selectors.forms_of(request.user),
+        "forms": form_selectors.forms_of(signed_in(request)),
         "section": "keys",
         **extra,
     }
@@ -490,7 +491,7 @@ def api_key_create(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Give the key a name and choose at least one form.")
         return _keys_page(request, status=400)
     try:
-        api_key, plain = keys.api_key_create(owner=request.user, name=name, forms=form_ids)
+        api_key, plain = keys.api_key_create(owner=signed_in(request), name=name, forms=form_ids)
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _keys_page(request, status=400)

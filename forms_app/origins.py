@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -36,7 +37,7 @@ class SchemaPatternValidator(RegexValidator):
     matches before a final newline, ECMA-262's does not, so the whole value must match."""
 
     def __call__(self, value: object) -> None:
-        if not self.regex.fullmatch(str(value)):
+        if not re.fullmatch(self.regex, str(value)):
             raise ValidationError(self.message, code=self.code, params={"value": value})
 
 

@@ -103,7 +103,7 @@ class FormInputSerializer(StrictSerializer):
         return value == "on"
 
     def validate_blockedWords(self, values: list[str]) -> list[str]:
-        words = []
+        words: list[str] = []
         for value in values:
             word = " ".join(value.split())
             if not word:

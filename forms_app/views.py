@@ -8,6 +8,7 @@ from rest_framework.generics import get_object_or_404
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.authentication import signed_in
 from forms_app import selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
@@ -78,7 +79,7 @@ class FormViewSet(
 
     @extend_schema(responses={201: FormSerializer})
     def create(self, request: Request) -> Response:
-        form = services.form_create(owner=request.user, **self._input(partial=False))
+        form = services.form_create(owner=signed_in(request), **self._input(partial=False))
         return Response(FormSerializer(form).data, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request: Request, pk: str) -> Response:

@@ -21,7 +21,7 @@ class ReadOnlyInline(admin.TabularInline):
 
 class DeliveryInline(ReadOnlyInline):
     model = Delivery
-    fields = ["event_type", "integration", "state", "attempts", "next_attempt_at", "last_error"]
+    fields = ("event_type", "integration", "state", "attempts", "next_attempt_at", "last_error")
     readonly_fields = fields
     ordering = ["-created_at"]
 
@@ -29,7 +29,7 @@ class DeliveryInline(ReadOnlyInline):
 class DeliveryAttemptInline(ReadOnlyInline):
     model = DeliveryAttempt
     show_change_link = False
-    fields = ["number", "started_at", "duration_ms", "succeeded", "status_code", "error"]
+    fields = ("number", "started_at", "duration_ms", "succeeded", "status_code", "error")
     readonly_fields = fields
 
 

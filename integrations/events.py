@@ -50,6 +50,6 @@ def test_event(integration: Integration) -> dict[str, Any]:
 
 
 def event_for(delivery: Delivery) -> dict[str, Any]:
-    if delivery.submission_id is None:
+    if delivery.submission is None:
         return test_event(delivery.integration)
     return submission_event(delivery.submission)

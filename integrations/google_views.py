@@ -14,6 +14,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from accounts.authentication import signed_in
 from config.errors import ServiceError
 from config.schema import error
 from forms_app.models import Form
@@ -50,7 +51,7 @@ class GoogleLoginView(APIView):
         if form_id and "\x00" in form_id:  # no id or slug holds one; PostgreSQL refuses it
             raise ServiceError("form_not_found", "No form of yours has that id.", 404)
         if form_id:
-            form = Form.objects.filter(form_lookup(form_id), owner=request.user).first()
+            form = Form.objects.filter(form_lookup(form_id), owner=signed_in(request)).first()
             if form is None:
                 raise ServiceError("form_not_found", "No form of yours has that id.", 404)
         nonce = secrets.token_urlsafe(16)
@@ -92,7 +93,9 @@ class GoogleCallbackView(APIView):
         if verifier is None or "code" not in query:
             return landing(error="invalid_state")
         form = (
-            Form.objects.filter(pk=state["f"], owner=request.user).first() if state["f"] else None
+            Form.objects.filter(pk=state["f"], owner=signed_in(request)).first()
+            if state["f"]
+            else None
         )
         try:
             tokens = google.exchange_code(
@@ -104,7 +107,7 @@ class GoogleCallbackView(APIView):
         except google.GoogleError as error:
             return landing(error="google_failed", message=str(error)[:200])
         integration = services.sheets_integration_create(
-            owner=request.user,
+            owner=signed_in(request),
             form=form,
             tokens=google.Tokens.from_credentials(creds).as_dict(),
             spreadsheet=spreadsheet,

@@ -318,7 +318,8 @@ def _claimed_columns() -> tuple:
 def _integrations(ids: set) -> dict:
     fields = Integration._meta.concrete_fields
     rows = rawsql.fetch(
-        f"SELECT {', '.join(field.column for field in fields)} FROM {rawsql.table(Integration)} "
+        f"SELECT {', '.join(str(field.column) for field in fields)} "
+        f"FROM {rawsql.table(Integration)} "
         f"WHERE id IN ({rawsql.placeholders(len(ids))})",
         [rawsql.db_id(Integration, pk) for pk in ids],
         tuple(fields),
@@ -504,7 +505,7 @@ def _record(
         finished = _finish(delivery, DeliveryState.FAILED, _short(outcome.error))
         if not is_test:
             alerts.failed_for_good(
-                delivery.integration, form_name=delivery.submission.form.name,
+                delivery.integration, form_name=_form_name(delivery),
                 error=_short(outcome.error), disabled=outcome.disable,
             )
         return finished
@@ -543,6 +544,10 @@ def _update_integration(integration: Integration, outcome: transports.Outcome, a
         changes["secrets_encrypted"] = integration.secrets_encrypted
     if changes:
         Integration.objects.filter(pk=integration.pk).update(**changes)
+
+
+def _form_name(delivery: Delivery) -> str:
+    return delivery.submission.form.name if delivery.submission else ""
 
 
 def _short(error: str | None) -> str | None:
@@ -606,7 +611,7 @@ def delivery_retry(*, owner: User, delivery_id: str) -> Delivery:
 
 def deliveries_retry(
     *,
-    integration_id: str | None = None,
+    integration_id: str | uuid.UUID | None = None,
     form: Form | None = None,
     since: datetime | None = None,
     until: datetime | None = None,

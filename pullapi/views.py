@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
+from typing import cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -42,9 +43,14 @@ class PullApiView(APIView):
     permission_classes = [IsAuthenticated]
     rate_headers = True  # X-RateLimit-* on every answer (config/schema.py documents them)
 
+    @staticmethod
+    def api_key(request: Request) -> ApiKey:
+        """The key that authenticated the request (ApiKeyAuthentication, IsAuthenticated)."""
+        return cast(ApiKey, request.auth)
+
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
-        api_key: ApiKey = request.auth
+        api_key = self.api_key(request)
         limit = settings.PULL_REQUESTS_PER_MINUTE
         self.usage = ratelimit.hit("pull", str(api_key.pk), limit)
         if self.usage.exceeded:
@@ -87,7 +93,9 @@ class SubmissionListView(PullApiView):
     )
     def get(self, request: Request) -> HttpResponse:
         query = params.validated(params.ListParams, request.query_params)
-        form_id = services.readable_form_id(api_key=request.auth, identifier=query["formId"])
+        form_id = services.readable_form_id(
+            api_key=self.api_key(request), identifier=query["formId"]
+        )
         if form_id is None:
             raise form_not_found()
         order = query["order"]
@@ -121,7 +129,7 @@ class SubmissionDetailView(PullApiView):
             ident = uuid.UUID(submission_id)
         except ValueError:
             raise submission_not_found() from None
-        submission = Submission.inbox.filter(pk=ident, form__api_keys=request.auth).first()
+        submission = Submission.inbox.filter(pk=ident, form__api_keys=self.api_key(request)).first()
         if submission is None:
             raise submission_not_found()
         return Response({"data": submission_json(submission, only=query.get("fields"))})
@@ -157,10 +165,12 @@ class SubmissionStreamView(PullApiView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         query = params.validated(params.StreamParams, request.query_params)
-        form_id = services.readable_form_id(api_key=request.auth, identifier=query["formId"])
+        form_id = services.readable_form_id(
+            api_key=self.api_key(request), identifier=query["formId"]
+        )
         if form_id is None:
             raise form_not_found()
-        lease = StreamLease(request.auth.pk)
+        lease = StreamLease(self.api_key(request).pk)
         if not lease.take():
             raise stream_in_progress()
         try:

@@ -84,11 +84,12 @@ class Ticket:
 
     def release(self) -> None:
         """Give the reservation back: nothing was stored."""
-        if self.reserved:
+        client = redis.client()
+        if self.reserved and client is not None:  # only Redis reserves
             self.reserved = False
             key = quota.redis_key(self.user_id, self.month)
             try:
-                redis.client().decr(key)
+                client.decr(key)
             except redis.Unavailable as error:
                 redis.failed(error, "giving a reservation back")
                 _stale_quota_keys.add(key)  # counts one too many: seed it again

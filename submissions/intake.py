@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from config.errors import ServiceError
 from config.ids import new_id
@@ -127,7 +128,7 @@ def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) ->
 def _store(
     visit: Visit, form: Form, data: list[list], ticket: admission.Ticket, submission_id: uuid.UUID
 ) -> Submission:
-    stored = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
+    stored: dict[str, Any] = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
               "user_agent": visit.user_agent, "submission_id": submission_id}
     if not form.spam_filter:
         return submission_create(**stored, ticket=ticket)

@@ -79,8 +79,8 @@ class CountingUploadHandler(FileUploadHandler):
     def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
         return None  # dropping the chunk: the parser still counts its length for us
 
-    def file_complete(self, file_size: int) -> DiscardedFile:
-        return DiscardedFile(self.file_name, file_size)
+    def file_complete(self, file_size: int) -> DiscardedFile:  # type: ignore[override]
+        return DiscardedFile(self.file_name or "", file_size)
 
 
 class OrderedMultiPartParser(MultiPartParser):
@@ -95,7 +95,7 @@ class OrderedMultiPartParser(MultiPartParser):
         self.file_positions: list[tuple[int, str]] = []
 
     def handle_file_complete(self, old_field_name: str, counters: list[int]) -> None:
-        self.file_positions.append((len(self._post), old_field_name))
+        self.file_positions.append((len(self._post), old_field_name))  # type: ignore[attr-defined]
         super().handle_file_complete(old_field_name, counters)
 
 
@@ -176,7 +176,7 @@ class _Watched:
 
 
 def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
-    boundary = request.content_params.get("boundary", "")
+    boundary = (request.content_params or {}).get("boundary", "")
     if not BOUNDARY.fullmatch(boundary):
         raise malformed_multipart()
     body = _Watched(request, len(boundary) + 8)

@@ -61,7 +61,7 @@ class SubmissionSchema(serializers.Serializer):
     id = serializers.CharField()
     formId = serializers.CharField()
     submittedAt = serializers.DateTimeField()
-    fields = serializers.DictField()
+    fields = serializers.DictField()  # type: ignore[assignment]  # a declared field
 
 
 class SubmissionMetaSchema(serializers.Serializer):
@@ -86,7 +86,7 @@ class OwnerSubmissionSchema(SubmissionSchema):
 
 
 class SubmissionPageSchema(serializers.Serializer):
-    data = OwnerSubmissionSchema(many=True)
+    data = OwnerSubmissionSchema(many=True)  # type: ignore[assignment]  # a declared field
     page = serializers.IntegerField()
     limit = serializers.IntegerField()
     total = serializers.IntegerField()

@@ -55,7 +55,8 @@ class Responder:
                 "submissions/error.html", {"message": error.message, "status": error.status_code}
             )
             response = HttpResponse(html, status=error.status_code)
-            response.keeps_own_body = True  # an HTML form post gets a page, not JSON
+            # An HTML form post gets a page, not JSON (config/middleware.py reads the mark).
+            response.keeps_own_body = True  # type: ignore[attr-defined]
         for name, value in error.headers.items():
             response[name] = value
         return self.cors(response)

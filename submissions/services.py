@@ -232,7 +232,7 @@ def retention_purge(batch: int = PURGE_BATCH) -> int:
     for form_id, days in Form.objects.exclude(retention_days=None).values_list(
         "pk", "retention_days"
     ):
-        cutoff = clock.now() - timedelta(days=days)
+        cutoff = clock.now() - timedelta(days=days or 0)
         mine = Submission.objects.filter(form_id=form_id)
         # Each query walks one partial index: (form, submitted_at, id) of its folder.
         for status in Status.values:

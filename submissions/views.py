@@ -137,7 +137,7 @@ class SubmitView(APIView):
         return self.submit(request._request, slug)  # only reached through DRF's own dispatch
 
     @extend_schema(exclude=True)
-    def options(self, request: Request, slug: str) -> HttpResponse:
+    def options(self, request: Request, slug: str) -> HttpResponse:  # type: ignore[override]
         return self.preflight(request._request, slug)
 
 

@@ -23,7 +23,11 @@ import json
 from dataclasses import dataclass
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
 
 MAX_TARGET_BYTES = 16 * 1024
 MAX_HEAD_BYTES = 64 * 1024
@@ -84,10 +88,11 @@ class EdgeProtocol(HttpToolsProtocol):
         self.in_body = False
         self.head_seen = 0  # bytes received while the head is incomplete
         self.head_bytes = 0  # header names and values parsed
-        self.answering = None  # the cycle whose request is whole, while the app answers it
+        # The cycle whose request is whole, while the app answers it.
+        self.answering: RequestResponseCycle | None = None
         self.lingering = False
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport) -> None:
         super().connection_made(transport)
         if len(self.connections) > self.limits.connections:
             retry = (b"retry-after", str(RETRY_AFTER_SECONDS).encode())
@@ -115,12 +120,14 @@ class EdgeProtocol(HttpToolsProtocol):
         except httptools.HttpParserUpgrade:
             pass  # no protocol to upgrade to: the request is answered as plain HTTP
         except httptools.HttpParserCallbackError as error:
-            refusal = error.__context__
-            self.refuse(refusal if isinstance(refusal, Refusal) else bad_request())
+            cause = error.__context__
+            self.refuse(cause if isinstance(cause, Refusal) else bad_request())
         except httptools.HttpParserError:
             self.refuse(bad_request())
 
-    def eof_received(self) -> bool | None:
+    # asyncio's Protocol.eof_received may return True (keep the socket half open); uvicorn's
+    # annotation says it returns nothing.
+    def eof_received(self) -> bool | None:  # type: ignore[override]
         if self.lingering:
             return None
         if self.in_body:
@@ -209,7 +216,7 @@ class EdgeProtocol(HttpToolsProtocol):
         answer before the client reads it; so, like nginx's lingering close, the server says
         no more, then reads and drops what still comes for a moment."""
         self.lingering = True
-        self.parser = None  # nothing more is parsed
+        self.parser = None  # type: ignore[assignment]  # nothing more is parsed
         self.flow.resume_reading()
         if self.transport.can_write_eof():
             self.transport.write_eof()

@@ -105,7 +105,7 @@ def vetted_addresses(host: str, port: int) -> list[str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as error:
         raise CannotResolve(f"cannot resolve {host}: {error}") from None
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     for address in addresses:
         check_address(address)
     return addresses
@@ -304,13 +304,13 @@ def post(url: str, *, data: bytes, headers: dict[str, str], guarded: bool = True
             _let_go(response, whole)
     if time.monotonic() > deadline:
         return timed_out
-    error = None
+    problem = None
     if 300 <= response.status < 400:
-        error = f"HTTP {response.status} redirect (redirects are not followed)"
+        problem = f"HTTP {response.status} redirect (redirects are not followed)"
     elif not 200 <= response.status < 300:
-        error = f"HTTP {response.status}"
+        problem = f"HTTP {response.status}"
     retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-    return HttpResult(response.status, error, retry_after, text)
+    return HttpResult(response.status, problem, retry_after, text)
 
 
 def _let_go(response: urllib3.BaseHTTPResponse, whole: bool) -> None:
