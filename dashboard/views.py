@@ -19,6 +19,7 @@ from accounts.views import clear_auth_cookie, set_auth_cookie
 from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
+from dashboard.charts import daily_bars
 from dashboard.links import with_query
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
@@ -34,6 +35,7 @@ from pullapi import selectors as key_selectors
 from pullapi import services as keys
 from pullapi.models import ApiKey
 from submissions.representation import submission_json
+from submissions.selectors import activity as submission_activity
 from submissions.selectors import submission_of, submissions_page
 from submissions.services import submission_delete, submission_mark_spam, submission_rescue
 
@@ -211,8 +213,18 @@ def logout_everywhere(request: HttpRequest) -> HttpResponse:
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
+    forms_list = form_selectors.with_folder_sizes(form_selectors.forms_of(user))
+    ids = [form.pk for form in forms_list]
+    activity = submission_activity(ids)
+    health = integration_selectors.health_by_form(user, ids)
+    rows = [
+        {"form": form, "activity": activity[form.pk], "health": health[form.pk],
+         "bars": daily_bars(activity[form.pk].daily, activity[form.pk].first_day),
+         "total": sum(activity[form.pk].daily)}
+        for form in forms_list
+    ]
     context = {
-        "forms": form_selectors.with_folder_sizes(form_selectors.forms_of(user)),
+        "rows": rows,
         "section": "forms",
         "used": user.monthly_submission_count,
         "limit": user.effective_monthly_limit,

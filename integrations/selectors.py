@@ -39,3 +39,20 @@ def integrations_of(owner) -> QuerySet[Integration]:
         .annotate(failed=failed_deliveries_count())
         .order_by("-created_at")
     )
+
+
+# Worst first: a form is as healthy as its least healthy integration.
+HEALTH_ORDER = ("failing", "never_run", "healthy")
+
+
+def health_by_form(owner, form_ids: list) -> dict:
+    """For each form, the health of the enabled integrations that receive its submissions
+    (its own and the account's): "failing", "never_run" or "healthy"; None if there are none."""
+    rows = list(
+        Integration.objects.filter(owner=owner, enabled=True).values_list("form_id", "status")
+    )
+    health = {}
+    for form_id in form_ids:
+        states = {status for target, status in rows if target in (None, form_id)}
+        health[form_id] = next((state for state in HEALTH_ORDER if state in states), None)
+    return health
