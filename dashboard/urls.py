@@ -23,6 +23,17 @@ urlpatterns = [
     path("forms/<str:form_id>/settings", views.form_settings, name="form-settings"),
     path("forms/<str:form_id>/delete", views.form_delete, name="form-delete"),
     path(
+        "forms/<str:form_id>/submissions/<uuid:submission_id>",
+        views.submission_detail,
+        name="submission",
+    ),
+    path(
+        "forms/<str:form_id>/submissions/<uuid:submission_id>/deliveries/<uuid:delivery_id>"
+        "/retry",
+        views.delivery_retry,
+        name="delivery-retry",
+    ),
+    path(
         "forms/<str:form_id>/submissions/<uuid:submission_id>/delete",
         views.submission_remove,
         name="submission-delete",

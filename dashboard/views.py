@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
 from django.urls import reverse
@@ -29,7 +30,8 @@ from integrations import kinds, outbox
 from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
-from integrations.models import Integration
+from integrations.models import Delivery, DeliveryState, Integration
+from integrations.selectors import ledger_of
 from integrations.serializers import public_config
 from pullapi import selectors as key_selectors
 from pullapi import services as keys
@@ -326,6 +328,56 @@ def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
     forms.form_delete(form=form)
     messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
     return redirect("dashboard:home")
+
+
+@login_required
+def submission_detail(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
+    """One submission: every field, its meta, its spam verdict and its delivery ledger."""
+    form = _owned_form(request, form_id)
+    submission = submission_of(form, submission_id)
+    if submission is None:
+        raise Http404
+    context = {
+        "form": form,
+        "submission": submission_json(submission, with_meta=True),
+        "fields": [(name, _as_text(value)) for name, value in submission.data],
+        "ledger": [_ledger_row(delivery) for delivery in ledger_of(submission)],
+        "section": "forms",
+    }
+    return render(request, "dashboard/submission.html", context)
+
+
+def _as_text(value: Any) -> str:
+    """A field's value as the owner reads it: text as sent, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _ledger_row(delivery: Delivery) -> dict[str, Any]:
+    state = "pending" if delivery.state == DeliveryState.IN_PROGRESS else delivery.state
+    return {
+        "id": delivery.pk,
+        "label": kinds.get(delivery.integration.type).label,
+        "state": state,
+        "attempts": delivery.attempts,
+        "last_error": delivery.last_error,
+        "last_attempt_at": getattr(delivery, "last_attempt_at", None),
+        "next_attempt_at": delivery.next_attempt_at if state == "pending" else None,
+        "retryable": state == DeliveryState.FAILED and delivery.integration.enabled,
+    }
+
+
+@login_required
+@require_POST
+def delivery_retry(
+    request: HttpRequest, form_id: str, submission_id: str, delivery_id: str
+) -> HttpResponse:
+    form = _owned_form(request, form_id)
+    try:
+        outbox.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
+        messages.success(request, "The delivery will be sent again, with a fresh set of tries.")
+    except ServiceError as error:
+        messages.error(request, error.message)
+    return redirect("dashboard:submission", form.pk, submission_id)
 
 
 @login_required

@@ -1,0 +1,118 @@
+"""A submission's own page: every field, where it came from, and its delivery ledger with
+Retry for a delivery that gave up."""
+
+from django.test import Client
+
+from integrations.models import Delivery, DeliveryState
+from integrations.services import integration_create
+from tests.conftest import add_submission, make_user
+
+
+def page(owner, form, submission):
+    return owner.get(f"/dashboard/forms/{form.pk}/submissions/{submission.pk}")
+
+
+def webhook(user, name):
+    return integration_create(owner=user, type="WEBHOOK",
+                              config={"url": f"https://hooks.example.com/{name}"})
+
+
+def test_every_field_and_its_meta(owner, form):
+    submission = add_submission(
+        form, [["name", "Ada"], ["tags", ["a", "b"]], ["note", "line one\nline two"]],
+        user_agent="Mozilla/5.0 Test")
+
+    html = page(owner, form, submission).content.decode()
+
+    assert "<dt>name</dt><dd>Ada</dd>" in html
+    assert "<dt>tags</dt><dd>[&quot;a&quot;, &quot;b&quot;]</dd>" in html
+    assert "line one<br>line two" in html
+    assert "203.0.113.5" in html and "https://site.example" in html
+    assert "Mozilla/5.0 Test" in html
+    assert "No integration received this submission." in html
+
+
+def test_the_inbox_links_each_submission_to_its_page(owner, form):
+    submission = add_submission(form, {"name": "Ada"})
+
+    listing = owner.get(f"/dashboard/forms/{form.pk}").content.decode()
+
+    assert f'href="/dashboard/forms/{form.pk}/submissions/{submission.pk}"' in listing
+
+
+def test_the_ledger_offers_retry_only_for_a_delivery_that_gave_up(owner, form, user):
+    webhook(user, "a")
+    webhook(user, "b")
+    submission = add_submission(form, {"name": "Ada"})
+    failed, delivered = Delivery.objects.filter(submission=submission).order_by("created_at",
+                                                                                "id")
+    Delivery.objects.filter(pk=failed.pk).update(state=DeliveryState.FAILED, attempts=8,
+                                                 last_error="HTTP 500")
+    Delivery.objects.filter(pk=delivered.pk).update(state=DeliveryState.DELIVERED, attempts=1)
+
+    html = page(owner, form, submission).content.decode()
+
+    assert html.count(">Retry</button>") == 1
+    assert "HTTP 500" in html and "delivered" in html
+    retry = f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/deliveries/{failed.pk}/retry"
+    assert f'action="{retry}"' in html
+
+    response = owner.post(retry)
+
+    assert response.status_code == 302
+    failed.refresh_from_db()
+    assert failed.state == DeliveryState.PENDING
+    after = owner.get(response["Location"]).content.decode()
+    assert "will be sent again" in after
+    assert ">Retry</button>" not in after
+
+
+def test_retrying_what_cannot_be_retried_says_so_and_changes_nothing(owner, form, user):
+    webhook(user, "a")
+    submission = add_submission(form, {"name": "Ada"})
+    delivery = Delivery.objects.get(submission=submission)
+    Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.DELIVERED)
+    retry = f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/deliveries/{delivery.pk}/retry"
+
+    response = owner.post(retry, follow=True)
+
+    assert "Only a failed delivery of an enabled integration can be retried." in (
+        response.content.decode())
+    delivery.refresh_from_db()
+    assert delivery.state == DeliveryState.DELIVERED
+
+
+def test_another_owners_submission_and_deliveries_are_404(owner, form, db):
+    stranger = make_user("stranger@example.com")
+    from forms_app.services import form_create
+
+    theirs = form_create(owner=stranger, name="Theirs")
+    webhook(stranger, "x")
+    submission = add_submission(theirs, {"name": "Eve"})
+    delivery = Delivery.objects.get(submission=submission)
+    Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.FAILED)
+
+    assert page(owner, theirs, submission).status_code == 404
+    assert page(owner, form, submission).status_code == 404  # not a submission of this form
+    retry = (f"/dashboard/forms/{theirs.pk}/submissions/{submission.pk}/deliveries/"
+             f"{delivery.pk}/retry")
+    assert owner.post(retry).status_code == 404
+    delivery.refresh_from_db()
+    assert delivery.state == DeliveryState.FAILED
+
+
+def test_retry_is_a_post_with_a_csrf_token(form, user):
+    from accounts.services import token_for
+
+    webhook(user, "a")
+    submission = add_submission(form, {"name": "Ada"})
+    delivery = Delivery.objects.get(submission=submission)
+    Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.FAILED)
+    browser = Client(enforce_csrf_checks=True)
+    browser.cookies["ff_token"] = str(token_for(user))
+    retry = f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/deliveries/{delivery.pk}/retry"
+
+    assert browser.get(retry).status_code == 405
+    assert browser.post(retry).status_code == 403
+    delivery.refresh_from_db()
+    assert delivery.state == DeliveryState.FAILED
