@@ -135,6 +135,56 @@ def test_an_operator_retries_a_failed_delivery_in_the_admin(
     assert len(receiver.requests) == 2
 
 
+def sign_in(page, email="owner@example.com"):
+    page.goto("/dashboard/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+
+
+def test_an_owner_reads_a_submission_retries_its_delivery_and_sorts_spam(
+    page, live_server, receiver, settings, shot
+):
+    settings.DELIVERY_RETRY_DELAYS = []
+    receiver.handler = lambda _r: Reply(500)
+    owner = make_user()
+    from forms_app.services import form_create
+    from tests.conftest import CommitClient
+
+    form = form_create(owner=owner, name="Leads")
+    integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
+    submit(CommitClient(), form, {"name": "Ada Lovelace", "message": "Hello"})
+    assert Delivery.objects.get().state == "failed"
+    receiver.handler = lambda _r: Reply(200)
+    sign_in(page)
+
+    expect(page.locator("svg.sparkline")).to_have_attribute(
+        "aria-label", "1 submission in the last 30 days")
+    expect(page.locator(".badge.failing")).to_be_visible()
+    shot(page, "07-forms-list")
+    page.get_by_role("link", name="Leads").click()
+    page.locator("td a").first.click()
+    expect(page.get_by_role("heading", name="Submission")).to_be_visible()
+    expect(page.get_by_text("Ada Lovelace")).to_be_visible()
+    expect(page.get_by_role("cell", name="failed")).to_be_visible()
+    shot(page, "08-submission-failed-delivery")
+
+    page.get_by_role("button", name="Retry").click()
+    expect(page.get_by_text("will be sent again")).to_be_visible()
+    assert Delivery.objects.get().state == "delivered"
+    page.reload()
+    expect(page.get_by_role("cell", name="delivered")).to_be_visible()
+    shot(page, "09-submission-delivered")
+
+    page.get_by_role("button", name="Spam").click()
+    expect(page.get_by_text("Moved to spam")).to_be_visible()
+    page.get_by_role("link", name=re.compile("^Spam")).click()
+    page.get_by_role("button", name="Not spam").click()
+    expect(page.get_by_text("Moved to the inbox")).to_be_visible()
+    shot(page, "10-rescued")
+
+
 def test_login_works_with_the_keyboard_alone(page, live_server, db):
     make_user()
     page.goto("/dashboard/login")
