@@ -271,6 +271,10 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
         "total": result.total,
         "origins_text": "\n".join(form.allowed_origins),
         "captcha_providers": CaptchaProvider.choices,
+        "integrations": [
+            (row, kinds.get(row.type).label)
+            for row in integration_selectors.integrations_for_form(signed_in(request), form)
+        ],
         "section": "forms",
     }
     return render(request, "dashboard/form_detail.html", context)

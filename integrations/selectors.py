@@ -56,3 +56,8 @@ def health_by_form(owner, form_ids: list) -> dict:
         states = {status for target, status in rows if target in (None, form_id)}
         health[form_id] = next((state for state in HEALTH_ORDER if state in states), None)
     return health
+
+
+def integrations_for_form(owner, form) -> list[Integration]:
+    """The integrations that receive ``form``'s submissions: its own and the account's."""
+    return [row for row in integrations_of(owner) if row.form_id in (None, form.pk)]

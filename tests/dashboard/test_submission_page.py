@@ -116,3 +116,24 @@ def test_retry_is_a_post_with_a_csrf_token(form, user):
     assert browser.post(retry).status_code == 403
     delivery.refresh_from_db()
     assert delivery.state == DeliveryState.FAILED
+
+
+def test_a_forms_page_lists_the_integrations_that_receive_it(owner, form, user):
+    from forms_app.services import form_create
+
+    other = form_create(owner=user, name="Other")
+    webhook(user, "everywhere")
+    integration_create(owner=user, type="SLACK",
+                       config={"webhookUrl": "https://hooks.slack.com/services/T/B/x"},
+                       form_id=str(form.pk))
+    integration_create(owner=user, type="DISCORD",
+                       config={"webhookUrl": "https://discord.com/api/webhooks/1/x"},
+                       form_id=str(other.pk))
+
+    html = owner.get(f"/dashboard/forms/{form.pk}").content.decode()
+    section = html[html.index('id="integrations"'):html.index('id="settings"')]
+
+    assert "Webhook <span class=\"hint\">(every form)</span>" in section
+    assert "Slack" in section
+    assert "Discord" not in section
+    assert 'href="#integrations"' in html
