@@ -71,7 +71,7 @@ def test_a_new_owners_whole_journey(page, live_server, receiver, shot):
     csv_text = download.value.path().read_text()
     assert "Ada Lovelace" in csv_text and "'=1+1 hello" in csv_text
 
-    page.get_by_role("link", name="Integrations").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Integrations").click()
     page.get_by_label("HTTPS URL").fill(f"{receiver.url}/hook")
     page.get_by_role("button", name="Add webhook").click()
     assert page.locator("#new-secret").inner_text().startswith("whsec_")
