@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import math
+import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
-from django.db.models import Count, Max
-from django.db.models.functions import TruncDate
+from django.db import connection
+from django.db.models import OuterRef, Subquery
 
-from config import clock
+from config import clock, rawsql
 from forms_app.models import Form
 from submissions import folders
 from submissions.models import Status, Submission
@@ -63,21 +64,51 @@ class Activity:
 
 def activity(form_ids: list, days: int = 30) -> dict:
     """Each form's inbox over the last ``days`` days (UTC), and its newest submission: two
-    statements for all the forms, each a walk of the inbox index."""
-    today = clock.now().date()
+    statements for all the forms.
+
+    Each day is counted by its own range of the inbox index, (form, submitted_at), and the
+    newest is the top of it: a GROUP BY over the days read and grouped every row of the
+    month (150 ms for a form of 100,000), and the ORM took longer to compile thirty
+    subqueries than the database took to run them, so the counts are one written statement.
+    """
+    today = clock.now().astimezone(UTC).date()
     first_day = today - timedelta(days=days - 1)
-    start = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
-    inbox = Submission.objects.filter(form_id__in=form_ids, status=Status.INBOX)
-    per_day = (
-        inbox.filter(submitted_at__gte=start)
-        .annotate(day=TruncDate("submitted_at", tzinfo=UTC))
-        .values_list("form_id", "day")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
     daily = {form_id: [0] * days for form_id in form_ids}
-    for form_id, day, count in per_day:
-        daily[form_id][(day - first_day).days] = count
-    newest = dict(inbox.values_list("form_id").annotate(last=Max("submitted_at")).order_by())
+    if not form_ids:
+        return {}
+    for form_id, day, count in _daily_counts(form_ids, first_day, days):
+        daily[form_id][day] = count
+    inbox = Submission.objects.filter(form=OuterRef("pk"), status=Status.INBOX)
+    newest = dict(
+        Form.objects.filter(pk__in=form_ids)
+        .annotate(newest=Subquery(inbox.order_by("-submitted_at").values("submitted_at")[:1]))
+        .values_list("pk", "newest")
+    )
     return {form_id: Activity(daily[form_id], first_day, newest.get(form_id))
             for form_id in form_ids}
+
+
+def _daily_counts(form_ids: list, first_day: date, days: int) -> list[tuple]:
+    """(form id, day number, count) for each form and day: one index range count each."""
+    adapt = connection.ops.adapt_datetimefield_value
+    edges = [adapt(datetime.combine(first_day + timedelta(days=n), time.min, UTC))
+             for n in range(days + 1)]
+    spans = " UNION ALL ".join(["SELECT %s AS n, %s AS start, %s AS stop"] * days)
+    table = rawsql.table(Submission)
+    sql = (
+        f"SELECT f.id, d.n, (SELECT count(*) FROM {table} s WHERE s.form_id = f.id "
+        "AND s.status = %s AND s.submitted_at >= d.start AND s.submitted_at < d.stop) "
+        f"FROM {rawsql.table(Form)} f, ({spans}) d "
+        f"WHERE f.id IN ({rawsql.placeholders(len(form_ids))})"
+    )
+    params: list = [Status.INBOX]
+    for n in range(days):
+        params += [n, edges[n], edges[n + 1]]
+    params += [rawsql.db_id(Form, form_id) for form_id in form_ids]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(_as_uuid(form_id), n, count) for form_id, n, count in cursor.fetchall()]
+
+
+def _as_uuid(value) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(value)

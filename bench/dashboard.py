@@ -1,0 +1,102 @@
+"""The owner's dashboard pages on a big form, over HTTP, on the production setup.
+
+    python3 bench/dashboard.py [--rows 100000]
+
+The production setup of bench/load.py (PostgreSQL, Redis, gunicorn 2 x 4 threads). One form
+holds --rows submissions spread over the last 29 days (a second form as many), seeded in SQL
+and vacuumed, with the folder counts' checkpoints where the hourly job leaves them. Each page
+is requested with the owner's session cookie; it prints the median and the slowest of 10
+requests, in milliseconds, measured by the client on the same
+machine (so the server's time plus a loopback round trip), after WARM_UP requests:
+
+- the forms list (/dashboard/): folder sizes, the 30-day chart, the newest submission and
+  the integrations' health of every form;
+- the form's page: its first page, a page in the middle and its last page of the inbox;
+- one submission's page with its delivery ledger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import ExitStack
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import exports
+import load
+
+SPREAD = exports.SEED.replace("now() - interval '30 days' + n * interval '1 ms'",
+                              "now() - interval '29 days' + n * (interval '29 days' / {rows})")
+CHECKPOINTS = """
+from forms_app.models import Form
+from submissions import folders
+folders.advance_all(Form.objects.values_list("pk", flat=True))
+"""
+PAGE_SIZE = 20  # dashboard/views.py
+# Each of the 2 web processes loads its templates and opens its connections on its first
+# request of a page: a few requests first, so both have, as in a server that has run a while.
+WARM_UP = 4
+FIRST_SUBMISSION = ("SELECT id FROM submissions_submission WHERE form_id = '{form}' "
+                    "ORDER BY submitted_at DESC LIMIT 1")
+
+
+def timed(url: str, token: str) -> dict:
+    request = urllib.request.Request(url, headers={"Cookie": f"ff_token={token}"})
+    times = []
+    for _ in range(WARM_UP + 10):
+        began = time.monotonic()
+        with urllib.request.urlopen(request, timeout=60) as response:
+            response.read()
+            assert response.status == 200, url
+        times.append((time.monotonic() - began) * 1000)
+    measured = times[WARM_UP:]
+    return {"median_ms": round(statistics.median(measured), 1), "max_ms": round(max(measured), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    args = argparse.Namespace(setup="production", accounts=1, server="edge",
+                              **vars(parser.parse_args()))
+    work = Path(tempfile.mkdtemp(prefix="formflow-dashboard-"))
+    port = load.free_port()
+    base = f"http://127.0.0.1:{port}"
+    env, _ = load.prepare(args, work, load.free_port())
+    load.sql(env, SPREAD.format(rows=args.rows))
+    # As autovacuum leaves a table some minutes after a bulk load: the visibility map set, so
+    # counting a range of the index need not visit the rows.
+    load.sql(env, "VACUUM ANALYZE submissions_submission")
+    load.manage(env, "shell", "-c", CHECKPOINTS)
+    form, token, _key = load.manage(env, "shell", "-c", exports.CREDENTIALS).split()[-3:]
+    submission = subprocess.run(
+        ["psql", "-At", env["DATABASE_URL"], "-c", FIRST_SUBMISSION.format(form=form)],
+        check=True, capture_output=True, text=True).stdout.strip()
+    last_page = -(-args.rows // PAGE_SIZE)
+    service = load.servers(args, env, port, None)
+    report: dict = {"rows": args.rows}
+    with ExitStack() as stack:
+        stack.enter_context(load.process(service["commands"]["web"], service["env"],
+                                         work / "web.log"))
+        load.wait_up(base + "/healthz")
+        pages = {
+            "forms_list": "/dashboard/",
+            "form_page_1": f"/dashboard/forms/{form}",
+            "form_page_middle": f"/dashboard/forms/{form}?page={last_page // 2}",
+            "form_page_last": f"/dashboard/forms/{form}?page={last_page}",
+            "submission": f"/dashboard/forms/{form}/submissions/{submission}",
+        }
+        for name, path in pages.items():
+            report[name] = timed(base + path, token)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
