@@ -21,6 +21,14 @@ from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
 from dashboard.charts import daily_bars
+from dashboard.forms import (
+    ChangePasswordForm,
+    EmailForm,
+    LoginForm,
+    ResetForm,
+    SignupForm,
+    VerifyForm,
+)
 from dashboard.links import with_query
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
@@ -72,43 +80,60 @@ def _validated(serializer_class, data: dict[str, Any], partial: bool = False) ->
 # --- Accounts -----------------------------------------------------------------------------
 
 
+def _bound(form_class, request: HttpRequest, **initial: Any):
+    """The page's form: bound to what was posted, or empty with ``initial``."""
+    if request.method == "POST":
+        return form_class(request.POST)
+    return form_class(initial=initial)
+
+
+def _form_page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    """The page again, with what was wrong by each field (400 after a post)."""
+    status = 400 if context["form"].errors else 200
+    return render(request, template, context, status=status)
+
+
 @limited("dashboard-signup")
 def signup(request: HttpRequest) -> HttpResponse:
-    if request.method == "POST":
-        email = request.POST.get("email", "").strip()
-        try:
-            accounts.user_sign_up(email=email, password=request.POST.get("password", ""))
-        except ServiceError as error:
-            messages.error(request, _error_text(error))
-            return _error_page(request, "dashboard/signup.html", {"email": email}, error)
-        messages.success(request, "We emailed you a 6-digit code. Enter it below.")
-        return with_query("dashboard:verify", email=email)
-    return render(request, "dashboard/signup.html")
+    form = _bound(SignupForm, request)
+    if not form.is_valid():
+        return _form_page(request, "dashboard/signup.html", {"form": form})
+    email = form.cleaned_data["email"]
+    try:
+        accounts.user_sign_up(email=email, password=form.cleaned_data["password"])
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        return _error_page(request, "dashboard/signup.html", {"form": form}, error)
+    messages.success(request, "We emailed you a 6-digit code. Enter it below.")
+    return with_query("dashboard:verify", email=email)
 
 
 @limited("dashboard-verify")
 def verify(request: HttpRequest) -> HttpResponse:
+    form = _bound(VerifyForm, request, email=request.GET.get("email", ""))
     email = request.POST.get("email") or request.GET.get("email", "")
-    if request.method == "POST":
-        try:
-            user = accounts.user_verify_email(
-                email=email, code=request.POST.get("code", "").strip()
-            )
-        except ServiceError as error:
-            messages.error(request, _error_text(error))
-            return _error_page(request, "dashboard/verify.html", {"email": email}, error)
-        response = redirect("dashboard:home")
-        set_auth_cookie(response, accounts.token_for(user))
-        return response
-    return render(request, "dashboard/verify.html", {"email": email})
+    if not form.is_valid():
+        return _form_page(request, "dashboard/verify.html", {"form": form, "email": email})
+    try:
+        user = accounts.user_verify_email(email=form.cleaned_data["email"],
+                                          code=form.cleaned_data["code"])
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        return _error_page(request, "dashboard/verify.html", {"form": form, "email": email},
+                           error)
+    response = redirect("dashboard:home")
+    set_auth_cookie(response, accounts.token_for(user))
+    return response
 
 
 @limited("dashboard-resend")
 @require_POST
 def resend(request: HttpRequest) -> HttpResponse:
+    form = EmailForm(request.POST)
     email = request.POST.get("email", "")
     try:
-        accounts.user_resend_code(email=email)
+        if form.is_valid():
+            accounts.user_resend_code(email=form.cleaned_data["email"])
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, _error_text(error))
     else:
@@ -119,24 +144,23 @@ def resend(request: HttpRequest) -> HttpResponse:
 @limited("dashboard-login")
 def login(request: HttpRequest) -> HttpResponse:
     next_url = safe_next(request)
-    if request.method == "POST":
-        email = request.POST.get("email", "")
-        try:
-            user = accounts.user_authenticate(
-                email=email, password=request.POST.get("password", "")
-            )
-        except ServiceError as error:
-            messages.error(request, _error_text(error))
-            if error.code == "email_not_verified":
-                return with_query("dashboard:verify", email=email)
-            context = {"email": email, "next": next_url}
-            return _error_page(request, "dashboard/login.html", context, error)
-        response = HttpResponseRedirect(next_url)
-        set_auth_cookie(response, accounts.token_for(user))
-        return response
-    if cookie_user(request):
+    if request.method != "POST" and cookie_user(request):
         return HttpResponseRedirect(next_url)
-    return render(request, "dashboard/login.html", {"next": next_url})
+    form = _bound(LoginForm, request, next=next_url)
+    if not form.is_valid():
+        return _form_page(request, "dashboard/login.html", {"form": form, "next": next_url})
+    email = form.cleaned_data["email"]
+    try:
+        user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"])
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        if error.code == "email_not_verified":
+            return with_query("dashboard:verify", email=email)
+        context = {"form": form, "next": next_url}
+        return _error_page(request, "dashboard/login.html", context, error)
+    response = HttpResponseRedirect(next_url)
+    set_auth_cookie(response, accounts.token_for(user))
+    return response
 
 
 @require_POST
@@ -149,53 +173,59 @@ def logout(request: HttpRequest) -> HttpResponse:
 
 @limited("dashboard-forgot")
 def forgot_password(request: HttpRequest) -> HttpResponse:
-    if request.method == "POST":
-        email = request.POST.get("email", "").strip()
-        try:
-            accounts.user_forgot_password(email=email)
-        except ServiceError as error:  # the worker cannot be reached
-            messages.error(request, _error_text(error))
-            return _error_page(request, "dashboard/forgot.html", {"email": email}, error)
-        messages.info(request, "If that address has an account, we emailed it a 6-digit code.")
-        return with_query("dashboard:reset-password", email=email)
-    return render(request, "dashboard/forgot.html")
+    form = _bound(EmailForm, request)
+    if not form.is_valid():
+        return _form_page(request, "dashboard/forgot.html", {"form": form})
+    email = form.cleaned_data["email"]
+    try:
+        accounts.user_forgot_password(email=email)
+    except ServiceError as error:  # the worker cannot be reached
+        messages.error(request, _error_text(error))
+        return _error_page(request, "dashboard/forgot.html", {"form": form}, error)
+    messages.info(request, "If that address has an account, we emailed it a 6-digit code.")
+    return with_query("dashboard:reset-password", email=email)
 
 
 @limited("dashboard-reset")
 def reset_password(request: HttpRequest) -> HttpResponse:
-    email = request.POST.get("email") or request.GET.get("email", "")
-    if request.method == "POST":
-        try:
-            accounts.user_reset_password(
-                email=email,
-                code=request.POST.get("code", "").strip(),
-                password=request.POST.get("password", ""),
-            )
-        except ServiceError as error:
-            messages.error(request, _error_text(error))
-            return _error_page(request, "dashboard/reset.html", {"email": email}, error)
-        messages.success(request, "Your password was changed. Log in with the new one.")
-        return redirect("dashboard:login")
-    return render(request, "dashboard/reset.html", {"email": email})
+    form = _bound(ResetForm, request, email=request.GET.get("email", ""))
+    if not form.is_valid():
+        return _form_page(request, "dashboard/reset.html", {"form": form})
+    try:
+        accounts.user_reset_password(
+            email=form.cleaned_data["email"],
+            code=form.cleaned_data["code"],
+            password=form.cleaned_data["password"],
+        )
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        return _error_page(request, "dashboard/reset.html", {"form": form}, error)
+    messages.success(request, "Your password was changed. Log in with the new one.")
+    return redirect("dashboard:login")
 
 
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/account.html", {"section": "account"})
+    context = {"section": "account", "form": ChangePasswordForm()}
+    return render(request, "dashboard/account.html", context)
 
 
 @login_required
 @require_POST
 def change_password(request: HttpRequest) -> HttpResponse:
+    form = ChangePasswordForm(request.POST)
+    context = {"section": "account", "form": form}
+    if not form.is_valid():
+        return _form_page(request, "dashboard/account.html", context)
     try:
         user = accounts.user_change_password(
             user=signed_in(request),
-            current_password=request.POST.get("currentPassword", ""),
-            new_password=request.POST.get("newPassword", ""),
+            current_password=form.cleaned_data["currentPassword"],
+            new_password=form.cleaned_data["newPassword"],
         )
     except ServiceError as error:
         messages.error(request, f"Password not changed. {_error_text(error)}")
-        return _error_page(request, "dashboard/account.html", {"section": "account"}, error)
+        return _error_page(request, "dashboard/account.html", context, error)
     messages.success(request, "Password changed. Every other session was logged out.")
     response = redirect("dashboard:account")
     set_auth_cookie(response, accounts.token_for(user))

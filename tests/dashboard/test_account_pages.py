@@ -1,6 +1,7 @@
 """The dashboard's pages for forgot and reset password, change password and log out
 everywhere: each calls the same service as the API."""
 
+import pytest
 
 from accounts.services import token_for
 from tests.conftest import PASSWORD, CommitClient, last_code
@@ -139,3 +140,38 @@ def test_forgot_page_while_the_broker_is_away_says_so(client, user):
 
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0
+
+
+@pytest.mark.parametrize(
+    ("path", "posted", "missing"),
+    [
+        ("/dashboard/signup", {"email": "new@example.com"}, "password"),
+        ("/dashboard/login", {"password": "x"}, "email"),
+        ("/dashboard/verify", {"email": "new@example.com"}, "code"),
+        ("/dashboard/forgot-password", {}, "email"),
+        ("/dashboard/reset-password", {"email": "a@example.com", "code": "123456"}, "password"),
+    ],
+)
+def test_a_missing_field_is_named_on_the_page_and_nothing_happens(client, db, path, posted,
+                                                                  missing):
+    from accounts.models import EmailCode, User
+
+    response = client.post(path, posted)
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    field = html[html.index(f'id="{missing}"'):]
+    assert 'class="field-error" role="alert">This field is required.' in field
+    assert not User.objects.filter(email="new@example.com").exists()
+    assert not EmailCode.objects.exists()
+
+
+def test_account_forms_give_the_browser_its_hints(client, db):
+    signup = client.get("/dashboard/signup").content.decode()
+    reset = client.get("/dashboard/reset-password?email=a%40example.com").content.decode()
+
+    assert '<label for="email">Email</label>' in signup
+    assert 'autocomplete="new-password"' in signup and 'minlength="8"' in signup
+    assert 'aria-describedby="password-hint"' in signup and 'id="password-hint"' in signup
+    assert 'value="a@example.com"' in reset
+    assert 'autocomplete="one-time-code"' in reset and 'maxlength="6"' in reset
