@@ -101,22 +101,27 @@ def test_a_new_owners_whole_journey(page, live_server, receiver, shot):
     assert after.status_code == 401
 
 
-def test_an_operator_retries_a_failed_delivery_in_the_admin(
-    page, live_server, receiver, settings, shot
-):
-    settings.DELIVERY_RETRY_DELAYS = []
-    receiver.handler = lambda _r: Reply(500)
-    owner = make_user()
+def a_failed_delivery(receiver, settings) -> Delivery:
+    """An owner's form "Leads" with a webhook, and a submission whose one delivery gave up
+    (no retries); the receiver answers 200 from then on."""
     from forms_app.services import form_create
-
-    form = form_create(owner=owner, name="Leads")
-    integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
     from tests.conftest import CommitClient
 
-    submit(CommitClient(), form)
+    settings.DELIVERY_RETRY_DELAYS = []
+    receiver.handler = lambda _r: Reply(500)
+    form = form_create(owner=make_user(), name="Leads")
+    integration_create(owner=form.owner, type="WEBHOOK", config={"url": receiver.url})
+    submit(CommitClient(), form, {"name": "Ada Lovelace", "message": "Hello"})
     delivery = Delivery.objects.get()
     assert delivery.state == "failed"
     receiver.handler = lambda _r: Reply(200)
+    return delivery
+
+
+def test_an_operator_retries_a_failed_delivery_in_the_admin(
+    page, live_server, receiver, settings, shot
+):
+    delivery = a_failed_delivery(receiver, settings)
     User.objects.create_superuser("ops@example.com", "ops-password-123")
 
     page.goto("/admin/login/")
@@ -146,17 +151,7 @@ def sign_in(page, email="owner@example.com"):
 def test_an_owner_reads_a_submission_retries_its_delivery_and_sorts_spam(
     page, live_server, receiver, settings, shot
 ):
-    settings.DELIVERY_RETRY_DELAYS = []
-    receiver.handler = lambda _r: Reply(500)
-    owner = make_user()
-    from forms_app.services import form_create
-    from tests.conftest import CommitClient
-
-    form = form_create(owner=owner, name="Leads")
-    integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
-    submit(CommitClient(), form, {"name": "Ada Lovelace", "message": "Hello"})
-    assert Delivery.objects.get().state == "failed"
-    receiver.handler = lambda _r: Reply(200)
+    a_failed_delivery(receiver, settings)
     sign_in(page)
 
     expect(page.locator("svg.sparkline")).to_have_attribute(
