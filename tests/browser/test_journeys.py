@@ -250,3 +250,42 @@ def test_every_input_has_a_label(page, live_server, db):
                  .map(el => el.name)"""
         )
         assert unlabelled == [], (path, unlabelled)
+
+
+# Every control a mouse can use, as the keyboard reaches it: links, buttons, fields.
+CONTROLS = ("a[href], button, input:not([type=hidden]), select, textarea, summary, "
+            "[tabindex]:not([tabindex='-1'])")
+KEYBOARD_PAGES = ["/dashboard/", "/dashboard/forms/{form}", "/dashboard/forms/{form}/submissions/"
+                  "{submission}", "/dashboard/integrations", "/dashboard/settings/api-keys",
+                  "/dashboard/account"]
+
+
+def test_every_page_works_from_the_keyboard(page, live_server, receiver, settings):
+    """Tab visits every visible control of each page once, the skip link first, and each
+    shows where the focus is: nothing needs a mouse."""
+    delivery = a_failed_delivery(receiver, settings)
+    sign_in(page)
+    paths = [path.format(form=delivery.submission.form_id, submission=delivery.submission_id)
+             for path in KEYBOARD_PAGES]
+    for path in paths:
+        page.goto(path)
+        # Number the visible controls, so each focus names which one it is.
+        controls = page.evaluate(f"""() => {{
+            const shown = [...document.querySelectorAll("{CONTROLS}")]
+                .filter(e => e.offsetParent !== null && !e.disabled);
+            shown.forEach((e, i) => e.dataset.control = i);
+            return shown.length;
+        }}""")
+        reached = []
+        for _ in range(controls):
+            page.keyboard.press("Tab")
+            reached.append(page.evaluate("""() => {
+                const e = document.activeElement, style = getComputedStyle(e);
+                return [e.dataset.control, e.outerHTML.slice(0, 80),
+                        style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0];
+            }"""))
+        assert reached[0][1].startswith('<a class="skip"'), path
+        assert sorted(int(n) for n, _, _ in reached if n is not None) == list(range(controls)), (
+            path, [html for n, html, _ in reached])
+        assert all(ring for _, _, ring in reached), (path, [h for _, h, ring in reached
+                                                            if not ring])
