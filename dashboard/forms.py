@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django import forms
 
+from forms_app.models import CaptchaProvider
+
 # Ids are the field names (email, password, ...), so labels and tests stay stable.
 AUTO_ID = "%s"
 NEW_PASSWORD_HINT = "At least 8 characters, not all digits, not a common password."
@@ -85,3 +87,97 @@ class ChangePasswordForm(AccountForm):
                                           "id": "current-password"}),
     )
     newPassword = new_password_field("New password", field_id="new-password")
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class FormSettingsForm(forms.Form):
+    """A form's settings, as the API's fields. It shapes what the page sends (lines into
+    lists, a checkbox into on or off); the API's serializer then checks every value, so the
+    page and the API take exactly the same settings."""
+
+    name = forms.CharField(label="Name", max_length=200)
+    redirectUrl = forms.CharField(
+        label="Redirect after an HTML form post", required=False, max_length=2000,
+        widget=forms.URLInput(attrs={"aria-describedby": "redirectUrl-hint"}),
+        help_text="An absolute URL. Empty: FormFlow's own thank-you page.",
+    )
+    allowedOrigins = forms.CharField(
+        label="Allowed origins", required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "allowedOrigins-hint"}),
+        help_text="One per line, such as https://www.example.com. Empty: any site may post.",
+    )
+    rateLimit = forms.IntegerField(
+        label="Rate limit (submissions per minute per visitor)",
+        widget=forms.NumberInput(attrs={"min": 1, "max": 10_000}),
+    )
+    honeypotField = forms.CharField(
+        label="Honeypot field name", required=False, max_length=100,
+        widget=forms.TextInput(attrs={"aria-describedby": "honeypotField-hint"}),
+        help_text="A hidden field people never fill in; submissions that fill it are dropped "
+                  "quietly.",
+    )
+    captchaProvider = forms.ChoiceField(label="CAPTCHA provider", required=False,
+                                        choices=CaptchaProvider.choices)
+    recaptchaSecret = forms.CharField(
+        label="CAPTCHA secret key", required=False, max_length=500, strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off",
+                                          "aria-describedby": "recaptchaSecret-hint"}),
+    )
+    clearRecaptcha = forms.BooleanField(label="Turn CAPTCHA off", required=False)
+    spamFilter = forms.BooleanField(
+        label="Spam filter: hold blocked words, duplicates, link spam and what resembles your "
+              "spam marks", required=False)
+    blockedWords = forms.CharField(
+        label="Blocked words", required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "blockedWords-hint"}),
+        help_text="One word or phrase per line, any case; a submission containing one goes to "
+                  "spam.",
+    )
+    retentionDays = forms.IntegerField(
+        label="Keep submissions for (days)", required=False,
+        widget=forms.NumberInput(attrs={"min": 1, "max": 3650,
+                                        "aria-describedby": "retentionDays-hint"}),
+        help_text="Older submissions are deleted every hour. Empty: keep them until you "
+                  "delete them.",
+    )
+
+    def __init__(self, *args, form, **kwargs) -> None:
+        kwargs.setdefault("auto_id", AUTO_ID)
+        kwargs.setdefault("label_suffix", "")
+        kwargs.setdefault("initial", {
+            "name": form.name, "redirectUrl": form.redirect_url or "",
+            "allowedOrigins": "\n".join(form.allowed_origins), "rateLimit": form.rate_limit,
+            "honeypotField": form.honeypot_field or "", "captchaProvider": form.captcha_provider,
+            "spamFilter": form.spam_filter, "blockedWords": "\n".join(form.blocked_words),
+            "retentionDays": form.retention_days,
+        })
+        super().__init__(*args, **kwargs)
+        self.fields["recaptchaSecret"].help_text = (
+            "CAPTCHA is on. Leave empty to keep the current secret." if form.recaptcha_enabled
+            else "CAPTCHA is off. Paste a secret key to turn it on.")
+        if not form.recaptcha_enabled:
+            del self.fields["clearRecaptcha"]
+
+    def api_values(self) -> dict:
+        """The settings in the API's shape (PATCH /api/v1/forms/{id})."""
+        data = self.cleaned_data
+        values = {
+            "name": data["name"],
+            "redirectUrl": data["redirectUrl"].strip() or None,
+            "allowedOrigins": _lines(data["allowedOrigins"]),
+            "rateLimit": data["rateLimit"],
+            "honeypotField": data["honeypotField"] or None,
+            "spamFilter": "on" if data["spamFilter"] else "off",
+            "blockedWords": _lines(data["blockedWords"]),
+            "retentionDays": data["retentionDays"],
+        }
+        if data["captchaProvider"]:
+            values["captchaProvider"] = data["captchaProvider"]
+        if data.get("clearRecaptcha"):
+            values["recaptchaSecret"] = None
+        elif data["recaptchaSecret"]:
+            values["recaptchaSecret"] = data["recaptchaSecret"]
+        return values

@@ -24,6 +24,7 @@ from dashboard.charts import daily_bars
 from dashboard.forms import (
     ChangePasswordForm,
     EmailForm,
+    FormSettingsForm,
     LoginForm,
     ResetForm,
     SignupForm,
@@ -32,7 +33,7 @@ from dashboard.forms import (
 from dashboard.links import with_query
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
-from forms_app.models import CaptchaProvider, Form
+from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer
 from integrations import kinds, outbox
 from integrations import selectors as integration_selectors
@@ -69,6 +70,11 @@ def _error_page(
     for name, value in error.headers.items():
         response[name] = value
     return response
+
+
+def _first_errors(form) -> dict[str, str]:
+    """A Django form's errors, one message a field, in the shape the API's errors have."""
+    return {name: str(errors[0]) for name, errors in form.errors.items()}
 
 
 def _validated(serializer_class, data: dict[str, Any], partial: bool = False) -> dict[str, Any]:
@@ -294,13 +300,11 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
     context = {
         "form": form,
         "folder": folder,
-        "blocked_words_text": "\n".join(form.blocked_words),
         "submissions": [submission_json(row, with_meta=True) for row in result.rows],
         "page": page,
         "total_pages": max(1, result.total_pages),
         "total": result.total,
-        "origins_text": "\n".join(form.allowed_origins),
-        "captcha_providers": CaptchaProvider.choices,
+        "settings_form": FormSettingsForm(form=form),
         "integrations": [
             (row, kinds.get(row.type).label)
             for row in integration_selectors.integrations_for_form(signed_in(request), form)
@@ -310,43 +314,15 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
     return render(request, "dashboard/form_detail.html", context)
 
 
-def _whole_number(text: str) -> int | str:
-    """A page's number box sends text; the API takes JSON integers only."""
-    text = text.strip()
-    return int(text) if text.isascii() and text.isdigit() else text
-
-
-def _form_settings(post) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": post.get("name", ""),
-        "redirectUrl": post.get("redirectUrl", "").strip() or None,
-        "allowedOrigins": [
-            line.strip() for line in post.get("allowedOrigins", "").splitlines() if line.strip()
-        ],
-        "rateLimit": _whole_number(post.get("rateLimit") or "10"),
-        "honeypotField": post.get("honeypotField") or None,
-        "spamFilter": "on" if post.get("spamFilter") else "off",
-        "blockedWords": [
-            line.strip() for line in post.get("blockedWords", "").splitlines() if line.strip()
-        ],
-        "retentionDays": _whole_number(post["retentionDays"]) if post.get("retentionDays")
-        else None,
-    }
-    if post.get("captchaProvider"):
-        data["captchaProvider"] = post["captchaProvider"]
-    if post.get("clearRecaptcha"):
-        data["recaptchaSecret"] = None
-    elif post.get("recaptchaSecret"):
-        data["recaptchaSecret"] = post["recaptchaSecret"]
-    return data
-
-
 @login_required
 @require_POST
 def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
     form = _owned_form(request, form_id)
+    posted = FormSettingsForm(request.POST, form=form)
     try:
-        values = _validated(FormInputSerializer, _form_settings(request.POST), partial=True)
+        if not posted.is_valid():
+            raise serializers.ValidationError(_first_errors(posted))
+        values = _validated(FormInputSerializer, posted.api_values(), partial=True)
         forms.form_update(form=form, **values)
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, f"Settings not saved. {_error_text(error)}")

@@ -423,3 +423,27 @@ def test_spam_settings_are_saved(owner, form):
                {"name": "Contact", "rateLimit": "10", "spamFilter": "on"})
     form.refresh_from_db()
     assert form.spam_filter is True
+
+
+def test_the_settings_form_shows_the_current_values(owner, form):
+    from forms_app.services import form_update
+
+    form_update(form=form, allowed_origins=["https://a.example", "https://b.example"],
+                blocked_words=["casino"], retention_days=30, captcha_provider="hcaptcha")
+
+    html = owner.get(f"/dashboard/forms/{form.pk}").content.decode()
+
+    assert ">\nhttps://a.example\nhttps://b.example</textarea>" in html
+    assert ">\ncasino</textarea>" in html
+    assert 'name="retentionDays" value="30"' in html
+    assert '<option value="hcaptcha" selected>' in html
+    assert 'id="clearRecaptcha"' not in html  # no CAPTCHA secret to clear
+
+
+def test_a_rate_limit_that_is_not_a_number_is_refused(owner, form):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings",
+                          {"name": "Renamed", "rateLimit": "ten"}, follow=True)
+
+    assert "Settings not saved" in page_text(response)
+    form.refresh_from_db()
+    assert (form.name, form.rate_limit) == ("Contact", 10)
