@@ -17,12 +17,10 @@ machine (so the server's time plus a loopback round trip), after WARM_UP request
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from contextlib import ExitStack
@@ -62,14 +60,7 @@ def timed(url: str, token: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=100_000)
-    args = argparse.Namespace(setup="production", accounts=1, server="edge",
-                              **vars(parser.parse_args()))
-    work = Path(tempfile.mkdtemp(prefix="formflow-dashboard-"))
-    port = load.free_port()
-    base = f"http://127.0.0.1:{port}"
-    env, _ = load.prepare(args, work, load.free_port())
+    args, work, port, base, env = exports.big_form_setup(__doc__, 100_000, "dashboard")
     load.sql(env, SPREAD.format(rows=args.rows))
     # As autovacuum leaves a table some minutes after a bulk load: the visibility map set, so
     # counting a range of the index need not visit the rows.

@@ -267,15 +267,21 @@ def measure(env: dict, web_pid: int, url: str, headers: dict, rows: int, copy_ra
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
+def big_form_setup(doc: str, rows: int, name: str):
+    """bench/load.py's production setup for one big form, with --rows (default ``rows``): its
+    arguments, work folder, web port, base URL and environment."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=rows)
     args = argparse.Namespace(setup="production", accounts=1, server="edge",
                               **vars(parser.parse_args()))
-    work = Path(tempfile.mkdtemp(prefix="formflow-exports-"))
+    work = Path(tempfile.mkdtemp(prefix=f"formflow-{name}-"))
     port = load.free_port()
-    base = f"http://127.0.0.1:{port}"
     env, _ = load.prepare(args, work, load.free_port())
+    return args, work, port, f"http://127.0.0.1:{port}", env
+
+
+def main() -> None:
+    args, work, port, base, env = big_form_setup(__doc__, 1_000_000, "exports")
     seeded = time.monotonic()
     load.sql(env, SEED.format(rows=args.rows))
     report: dict = {"rows": args.rows, "seed_seconds": round(time.monotonic() - seeded, 1)}

@@ -1,4 +1,4 @@
-"""The dashboard's account forms, as Django forms: each field's input, label, id and browser
+"""The dashboard's forms, as Django forms: each field's input, label, id and browser
 hints in one place, and the same names the templates and the API use.
 
 They check only what the browser is told (present, not too long); the account services
@@ -42,19 +42,21 @@ def new_password_field(label: str, field_id: str = "password") -> forms.CharFiel
     )
 
 
-class AccountForm(forms.Form):
+class DashboardForm(forms.Form):
+    """Ids are the field names and labels carry no suffix, on every dashboard form."""
+
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("auto_id", AUTO_ID)
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
 
 
-class SignupForm(AccountForm):
+class SignupForm(DashboardForm):
     email = email_field()
     password = new_password_field("Password")
 
 
-class LoginForm(AccountForm):
+class LoginForm(DashboardForm):
     email = email_field()
     password = forms.CharField(
         label="Password", max_length=256, strip=False,
@@ -63,24 +65,24 @@ class LoginForm(AccountForm):
     next = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
-class EmailForm(AccountForm):
+class EmailForm(DashboardForm):
     """Forgot password, and a new verification code."""
 
     email = email_field()
 
 
-class VerifyForm(AccountForm):
+class VerifyForm(DashboardForm):
     email = email_field()
     code = code_field()
 
 
-class ResetForm(AccountForm):
+class ResetForm(DashboardForm):
     email = email_field()
     code = code_field()
     password = new_password_field("New password")
 
 
-class ChangePasswordForm(AccountForm):
+class ChangePasswordForm(DashboardForm):
     currentPassword = forms.CharField(
         label="Current password", max_length=256, strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password",
@@ -93,7 +95,7 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-class FormSettingsForm(forms.Form):
+class FormSettingsForm(DashboardForm):
     """A form's settings, as the API's fields. It shapes what the page sends (lines into
     lists, a checkbox into on or off); the API's serializer then checks every value, so the
     page and the API take exactly the same settings."""
@@ -145,8 +147,6 @@ class FormSettingsForm(forms.Form):
     )
 
     def __init__(self, *args, form, **kwargs) -> None:
-        kwargs.setdefault("auto_id", AUTO_ID)
-        kwargs.setdefault("label_suffix", "")
         kwargs.setdefault("initial", {
             "name": form.name, "redirectUrl": form.redirect_url or "",
             "allowedOrigins": "\n".join(form.allowed_origins), "rateLimit": form.rate_limit,

@@ -363,7 +363,7 @@ def _as_text(value: Any) -> str:
 
 
 def _ledger_row(delivery: Delivery) -> dict[str, Any]:
-    state = "pending" if delivery.state == DeliveryState.IN_PROGRESS else delivery.state
+    state = delivery.shown_state
     return {
         "id": delivery.pk,
         "label": kinds.get(delivery.integration.type).label,
@@ -371,7 +371,8 @@ def _ledger_row(delivery: Delivery) -> dict[str, Any]:
         "attempts": delivery.attempts,
         "last_error": delivery.last_error,
         "last_attempt_at": getattr(delivery, "last_attempt_at", None),
-        "next_attempt_at": delivery.next_attempt_at if state == "pending" else None,
+        "next_attempt_at": (delivery.next_attempt_at if delivery.state == DeliveryState.PENDING
+                            else None),
         "retryable": state == DeliveryState.FAILED and delivery.integration.enabled,
     }
 

@@ -115,6 +115,12 @@ class Delivery(models.Model):
         return f"{self.event_type} → {self.integration_id} ({self.state})"
 
     @property
+    def shown_state(self) -> str:
+        """The state the owner sees: an attempt in flight is still pending, since it has not
+        ended either way."""
+        return DeliveryState.PENDING if self.state == DeliveryState.IN_PROGRESS else self.state
+
+    @property
     def message_id(self) -> str:
         """The Standard Webhooks ``webhook-id``: the same on every retry of this event."""
         return f"msg_{self.pk.hex}"

@@ -41,6 +41,12 @@ def integrations_of(owner) -> QuerySet[Integration]:
     )
 
 
+def receives(target_form_id, form_id) -> bool:
+    """Whether an integration limited to ``target_form_id`` (None: every form of the account)
+    receives ``form_id``'s submissions: the rule outbox.deliveries_insert writes in SQL."""
+    return target_form_id is None or target_form_id == form_id
+
+
 # Worst first: a form is as healthy as its least healthy integration.
 HEALTH_ORDER = ("failing", "never_run", "healthy")
 
@@ -53,11 +59,12 @@ def health_by_form(owner, form_ids: list) -> dict:
     )
     health = {}
     for form_id in form_ids:
-        states = {status for target, status in rows if target in (None, form_id)}
+        states = {status for target, status in rows if receives(target, form_id)}
         health[form_id] = next((state for state in HEALTH_ORDER if state in states), None)
     return health
 
 
 def integrations_for_form(owner, form) -> list[Integration]:
-    """The integrations that receive ``form``'s submissions: its own and the account's."""
-    return [row for row in integrations_of(owner) if row.form_id in (None, form.pk)]
+    """The integrations that receive ``form``'s submissions: its own and the account's (an
+    account has at most 20, so they are picked here rather than by a second query)."""
+    return [row for row in integrations_of(owner) if receives(row.form_id, form.pk)]

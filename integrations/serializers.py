@@ -82,8 +82,7 @@ class LedgerEntrySerializer(serializers.Serializer):
 
     @extend_schema_field(serializers.ChoiceField(choices=["pending", "delivered", "failed"]))
     def get_state(self, delivery) -> str:
-        # An attempt in flight is still pending to the owner: it has not ended either way.
-        return "pending" if delivery.state == DeliveryState.IN_PROGRESS else delivery.state
+        return delivery.shown_state
 
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_nextAttemptAt(self, delivery) -> str | None:
