@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import ipaddress
 import socket
 import threading
@@ -25,6 +26,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util import connection as urllib3_connection
+from urllib3.util import parse_url
 
 CONNECT_SECONDS = 5.0
 DEADLINE_SECONDS = 10.0  # the contract: success is a 2xx within 10 s of sending
@@ -155,15 +157,15 @@ class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
 
 def new_pool_manager(*, guarded: bool) -> urllib3.PoolManager:
     """urllib3 (requests' own transport) without requests' per-call session work, which cost
-    the delivery worker more than the rest of a delivery. No retries, no redirects, no
-    environment proxies; certificates are checked against certifi's roots, as requests does."""
+    the delivery worker more than the rest of a delivery; ``post`` goes straight to the host's
+    pool, past the manager's own per-call work too. No retries, no redirects, no environment
+    proxies; certificates are checked against certifi's roots, as requests does."""
     manager = urllib3.PoolManager(
         num_pools=64,
         maxsize=1,  # one thread uses it
         retries=False,
         cert_reqs="CERT_REQUIRED",
         ca_certs=certifi.where(),
-        headers={"User-Agent": USER_AGENT},
     )
     if guarded:
         manager.pool_classes_by_scheme = {
@@ -272,6 +274,13 @@ def deadline(seconds: float):
         _deadline.reset(token)
 
 
+@functools.lru_cache(maxsize=1024)
+def _target(url: str) -> tuple[str, str | None, int | None, str]:
+    """Scheme, host, port and request target of a URL: parsed once, not on every delivery."""
+    parsed = parse_url(url)
+    return parsed.scheme or "http", parsed.host, parsed.port, parsed.request_uri
+
+
 def post(url: str, *, data: bytes, headers: dict[str, str], guarded: bool = True) -> HttpResult:
     """POST once. Never raises for network trouble: the result says what happened."""
     budget = _deadline.get() or DEADLINE_SECONDS
@@ -279,13 +288,17 @@ def post(url: str, *, data: bytes, headers: dict[str, str], guarded: bool = True
     timed_out = HttpResult(None, f"Timed out after {budget:g} s")
     response, whole = None, False
     try:
-        response = pool_manager(guarded=guarded).request(
+        scheme, host, port, path = _target(url)
+        pool = pool_manager(guarded=guarded).connection_from_host(host, port, scheme)
+        response = pool.urlopen(
             "POST",
-            url,
+            path,
             body=data,
-            headers=headers,
+            headers={"User-Agent": USER_AGENT, **headers},
             timeout=urllib3.Timeout(connect=min(CONNECT_SECONDS, budget), read=budget),
+            retries=False,
             redirect=False,
+            assert_same_host=False,
             preload_content=False,
         )
         text, whole = read_body(response, deadline)

@@ -55,6 +55,7 @@ def test_submission_is_delivered_and_verifies(public, form, hook, receiver):
         "fields": {"name": "Ada", "plan": "pro"},
     }
     assert headers_of(request)["webhook-id"] == only_delivery().message_id
+    assert headers_of(request)["user-agent"] == "FormFlow-Webhooks/1.0"
     assert request.path == "/hook"
     delivery = only_delivery()
     assert (delivery.state, delivery.attempts) == ("delivered", 1)
