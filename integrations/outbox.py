@@ -145,7 +145,10 @@ def delivery_retry_later(delivery_id, countdown: float) -> None:
         Delivery.objects.filter(pk=delivery_id).update(queued_at=None)
 
 
-BATCH_SIZE = 10
+# Up to 25 a claim: under load a worker finds a backlog after each batch, and every batch costs
+# the same six statements however full it is (from 10: 0.65 to 0.61 ms of worker CPU a
+# delivery). Larger, and one slow receiver would hold more deliveries behind it.
+BATCH_SIZE = 25
 # A batch's lease is short and renewed between attempts while the worker lives, so the
 # deliveries of a worker that died are taken again within 25 s (the lease, then the next
 # 5-second sweep). It is renewed when less than RENEW_BEFORE is left: more than one attempt
