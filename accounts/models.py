@@ -10,6 +10,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from config.ids import IdField
+from config.versions import VersionedQuerySet
 
 
 def normalize_email(email: str) -> str:
@@ -21,7 +22,9 @@ def current_month() -> date:
     return date(now.year, now.month, 1)
 
 
-class UserManager(BaseUserManager["User"]):
+# Web processes keep what intake reads of a form's owner (forms_app/form_cache.py): every
+# change renews a version token, update() included.
+class UserManager(BaseUserManager.from_queryset(VersionedQuerySet)):  # type: ignore[misc]
     use_in_migrations = True
 
     def get_by_natural_key(self, email: str | None) -> User:

@@ -106,11 +106,17 @@ class OwnedRow(Generic[M]):
         )
 
     def get(self, *params: Any) -> M | None:
+        row = self.row(*params)
+        return None if row is None else self.build(row)
+
+    def row(self, *params: Any) -> list[Any] | None:
+        """The values ``build`` takes, or None."""
         rows = fetch(self.sql, [*params, True], self.columns)
-        if not rows:
-            return None
+        return rows[0] if rows else None
+
+    def build(self, row: list[Any]) -> M:
+        """New instances from a row's values (which they share: JSON values are not copied)."""
         split = len(self.fields)
-        found: Any = self.model.from_db(connection.alias, self.fields, rows[0][:split])
-        found.owner = self.owner_model.from_db(connection.alias, self.owner_fields,
-                                               rows[0][split:])
+        found: Any = self.model.from_db(connection.alias, self.fields, row[:split])
+        found.owner = self.owner_model.from_db(connection.alias, self.owner_fields, row[split:])
         return found

@@ -7,6 +7,7 @@ from django.db import models
 
 from config import crypto
 from config.ids import IdField
+from config.versions import VersionedQuerySet
 
 DEFAULT_RATE_LIMIT = 10
 
@@ -59,6 +60,9 @@ class Form(models.Model):
     field_names = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # Web processes keep forms (forms_app/form_cache.py): every change renews a version token.
+    objects = VersionedQuerySet.as_manager()
 
     class Meta:
         indexes = [models.Index(fields=["owner", "-created_at"])]

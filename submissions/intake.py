@@ -8,6 +8,7 @@ from typing import Any
 
 from config.errors import ServiceError
 from config.ids import new_id
+from forms_app import form_cache
 from forms_app.models import Form
 from submissions import admission, captcha, idempotency, learning, spam
 from submissions.models import Submission
@@ -37,6 +38,27 @@ def empty_submission() -> ServiceError:
     return ServiceError("empty_submission", "The submission has no fields.", 400)
 
 
+class Body:
+    """The request's fields, read once: a request may run intake twice (a kept form that
+    turned out stale, forms_app/form_cache.py)."""
+
+    def __init__(self, read: Callable[[], list[list]]) -> None:
+        self._read = read
+        self._read_once: tuple[list[list], ServiceError | None] | None = None
+
+    def __call__(self) -> list[list]:
+        if self._read_once is None:
+            try:
+                self._read_once = self._read(), None
+            except ServiceError as error:
+                self._read_once = [], error
+        fields, problem = self._read_once
+        if problem is not None:  # a new exception each time, never the same one raised again
+            raise ServiceError(problem.code, problem.message, problem.status_code,
+                               problem.details, problem.headers)
+        return fields
+
+
 def origin_allowed(form: Form, origin: str) -> bool:
     return not form.allowed_origins or origin in form.allowed_origins
 
@@ -48,6 +70,8 @@ def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> u
     With an Idempotency-Key, a key answered before is answered the same, and nothing else
     happens (submissions/idempotency.py)."""
     if not origin_allowed(form, visit.origin):
+        if form_cache.tokens_of(form) is not None:
+            raise form_cache.Stale  # a kept form may be out of date: refuse on a fresh read
         raise origin_not_allowed()
     key = idempotency.parse(visit.idempotency_key)
     if key is None:

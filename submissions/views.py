@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from config.errors import ServiceError, database_unavailable, default_error, json_error
-from forms_app.models import Form
+from forms_app import form_cache
 from forms_app.selectors import public_form
 from submissions import intake, payload
 from submissions.responders import Responder
@@ -66,21 +66,27 @@ class SubmitView(APIView):
         response["Allow"] = "POST, OPTIONS"
         return response
 
-    def form(self, slug: str) -> Form | None:
-        return public_form(slug)
-
     def preflight(self, request: HttpRequest, slug: str) -> HttpResponse:
+        # From the database: no admission round trip checks a kept form here.
         requested = request.headers.get("Access-Control-Request-Headers", "")
-        return Responder(Visit.of(request), self.form(slug)).preflight(requested)
+        return Responder(Visit.of(request), public_form(slug)).preflight(requested)
 
     def submit(self, request: HttpRequest, slug: str) -> HttpResponse:
         visit = Visit.of(request)
+        body = intake.Body(lambda: payload.read_fields(request))
         form = None
         try:
-            form = self.form(slug)
+            form = form_cache.form_at(slug)
             if form is None:
                 raise intake.form_not_found()
-            submission_id = intake.accept(visit, form, lambda: payload.read_fields(request))
+            try:
+                submission_id = intake.accept(visit, form, body)
+            except form_cache.Stale:
+                form_cache.forget(slug)
+                form = public_form(slug)
+                if form is None:
+                    raise intake.form_not_found() from None
+                submission_id = intake.accept(visit, form, body)
         except ServiceError as error:
             return Responder(visit, form).error(error)
         except (OperationalError, InterfaceError):

@@ -78,14 +78,18 @@ def client(db) -> CommitBrowserClient:
 
 @pytest.fixture(autouse=True)
 def _clean_cache():
-    """Rate windows, quota counters and the deliveries-due flag start empty in every test."""
+    """Rate windows, quota counters, the deliveries-due flag and the forms a web process keeps
+    start empty in every test."""
+    from forms_app import form_cache
     from integrations import nudge
 
     cache.clear()
     nudge.take_flag()
+    form_cache.clear()
     yield
     cache.clear()
     nudge.take_flag()
+    form_cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -3,9 +3,9 @@ shape, never a 500, and nothing half-done is left behind."""
 
 from django.db import OperationalError
 
+from forms_app import form_cache
 from forms_app import views as form_views
 from submissions import services, store
-from submissions import views as submission_views
 from submissions.models import Submission
 from tests.conftest import BROWSER_ACCEPT, submit
 
@@ -37,7 +37,7 @@ def test_a_submission_during_an_outage_is_a_503_and_can_be_sent_again(
 
 
 def test_an_html_form_post_during_an_outage_gets_a_503_page(public, form, monkeypatch):
-    monkeypatch.setattr(submission_views, "public_form", unreachable)
+    monkeypatch.setattr(form_cache, "form_at", unreachable)
 
     response = public.post(
         f"/api/v1/f/{form.slug}", {"name": "Ada"}, HTTP_ACCEPT=BROWSER_ACCEPT

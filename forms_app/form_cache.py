@@ -1,0 +1,116 @@
+"""The public endpoint's forms, kept in each web process between submissions.
+
+Reading the form and its owner's settings was a tenth of a submission's web CPU and one of its
+two statements. With Redis, each web process keeps the rows it read, with the version tokens
+of the form and of its owner (config/versions.py), and the admission script
+(submissions/admission.py) compares those tokens in the round trip it makes anyway: a form
+or an owner changed since is ``Stale``, counted nowhere, and the request is run again on the
+form read afresh. So a change (an allowed origin, a rate limit, a deleted form, a deactivated
+owner) applies from the next request on, in every process.
+
+A kept form is never used without that check: while Redis is away, intake reads every form
+from the database, as it does without Redis at all (the embedded setup keeps nothing). A copy
+is also dropped after MAX_AGE_SECONDS, which bounds how long a lost token change (a process
+that died between its commit and telling Redis) can go unseen.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from accounts.models import User
+from config import redis, versions
+from forms_app.models import Form
+from forms_app.selectors import PUBLIC_FORM, public_form
+
+MAX_AGE_SECONDS = 10.0
+MAX_FORMS = 4096  # per process; past it the oldest half goes
+
+
+class Stale(Exception):
+    """The kept form or its owner changed since it was read: run again on a fresh read."""
+
+
+@dataclass(frozen=True)
+class _Kept:
+    row: list[Any]
+    tokens: tuple[str, str]
+    read_at: float
+
+
+_kept: dict[str, _Kept] = {}
+_lock = threading.Lock()
+
+
+def version_keys(form: Form) -> list[str]:
+    return [versions.key(Form, form.pk), versions.key(User, form.owner_id)]
+
+
+def tokens_of(form: Form) -> tuple[str, str] | None:
+    """The version tokens a kept form was read under; None for one read just now."""
+    return getattr(form, "_kept_tokens", None)
+
+
+def form_at(slug: str) -> Form | None:
+    """The form at a public endpoint (forms_app.selectors.public_form), kept between calls
+    when Redis is there to say whether it changed."""
+    client = redis.client()
+    if client is None or not redis.available() or "\x00" in slug:
+        return public_form(slug)
+    kept = _kept.get(slug)
+    if kept is not None and time.monotonic() - kept.read_at < MAX_AGE_SECONDS:
+        return _built(kept)
+    return _read_and_keep(client, slug)
+
+
+def _built(kept: _Kept) -> Form:
+    form = PUBLIC_FORM.build(kept.row)
+    form._kept_tokens = kept.tokens  # type: ignore[attr-defined]
+    return form
+
+
+def _read_and_keep(client, slug: str) -> Form | None:
+    """Read, take the tokens, then read again: the second read is what is kept. A change that
+    committed before it is in the row; one that committed after it renews a token after
+    the tokens were taken, so the copy is stale at its first use."""
+    first = PUBLIC_FORM.get(slug)
+    if first is None:
+        forget(slug)
+        return None
+    try:
+        tokens = versions.read(client, version_keys(first))
+    except redis.Unavailable as error:
+        redis.failed(error, "reading form versions")
+        return first
+    row = PUBLIC_FORM.row(slug)
+    if row is None:
+        forget(slug)
+        return None
+    form = PUBLIC_FORM.build(row)
+    if tokens is None or (form.pk, form.owner_id) != (first.pk, first.owner_id):
+        return form
+    kept = _Kept(row, (tokens[0], tokens[1]), time.monotonic())
+    _keep(slug, kept)
+    return _built(kept)
+
+
+def _keep(slug: str, kept: _Kept) -> None:
+    with _lock:
+        if len(_kept) >= MAX_FORMS:
+            for old in list(_kept)[: MAX_FORMS // 2]:  # dicts keep insertion order
+                _kept.pop(old, None)
+        _kept[slug] = kept
+
+
+def forget(slug: str) -> None:
+    _kept.pop(slug, None)
+
+
+def clear() -> None:
+    _kept.clear()
+
+
+versions.on_lost(clear)
