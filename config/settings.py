@@ -269,6 +269,9 @@ WEBHOOK_ALLOW_PRIVATE_NETWORKS = env.boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", F
 # telling it again for NUDGE_SKIP_SECONDS (integrations/nudge.py).
 DELIVERY_LINGER_SECONDS = 0.25
 NUDGE_SKIP_SECONDS = 0.1
+# After a batch that was not full, a worker claims again no sooner than this after its last
+# claim, so rows gather into fuller batches (integrations/outbox.py).
+DELIVERY_BATCH_PACE_SECONDS = 0.05
 DELIVERY_RETRY_DELAYS = env.integer_list(
     "DELIVERY_RETRY_DELAYS", "5,300,1800,7200,18000,36000,36000"
 )

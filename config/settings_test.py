@@ -15,6 +15,7 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # Eager tasks run inside the request that nudged them: a lingering worker would hold each
 # request a quarter of a second. tests/integrations/test_nudge.py runs them as in production.
 DELIVERY_LINGER_SECONDS = 0.0
+DELIVERY_BATCH_PACE_SECONDS = 0.0
 NUDGE_SKIP_SECONDS = 0.0
 # Messages a test sends with eager mode off stay in this process, never in DATA_DIR or Redis.
 CELERY_BROKER_URL = "memory://"

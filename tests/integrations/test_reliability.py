@@ -9,7 +9,7 @@ from integrations.models import Delivery, Integration
 from integrations.outbox import LEASE, delivery_claim, delivery_sweep
 from integrations.services import integration_create
 from integrations.tasks import deliver, deliver_due
-from tests.conftest import submit
+from tests.conftest import add_submission, submit
 from tests.fakes import Reply
 from tests.integrations.conftest import reset_broker_connections
 
@@ -317,3 +317,28 @@ def test_a_delivery_run_that_loses_the_database_tries_again(public, form, hook, 
 
     assert len(calls) == 2
     assert len(receiver.requests) == 1
+
+
+def test_after_a_batch_that_was_not_full_the_worker_waits_its_pace(
+    form, hook, broker, settings, monkeypatch
+):
+    """Rows gather between claims instead of each claim taking one or two; a full batch
+    means a backlog, and the next claim follows at once."""
+    from integrations import outbox, transports
+
+    settings.DELIVERY_BATCH_PACE_SECONDS = 30.0
+    broker.silent()
+    for i in range(outbox.BATCH_SIZE + 1):
+        add_submission(form, {"n": str(i)})
+    claims, pauses = [], []
+    real_claim = outbox.deliveries_claim_batch
+    monkeypatch.setattr(outbox, "deliveries_claim_batch",
+                        lambda size: claims.append(real_claim(size)) or claims[-1])
+    monkeypatch.setattr(outbox.time, "sleep", pauses.append)
+    monkeypatch.setattr(transports, "deliver", lambda *_args: transports.Outcome(True, 200))
+
+    assert outbox.deliveries_run_due() == outbox.BATCH_SIZE + 1
+
+    assert [len(ids) for ids in claims][:3] == [outbox.BATCH_SIZE, 1, 0]
+    assert len(pauses) == 1  # after the batch of one, not after the full one
+    assert 29 < pauses[0] <= 30
