@@ -12,7 +12,11 @@ machine (so the server's time plus a loopback round trip), after WARM_UP request
 - the forms list (/dashboard/): folder sizes, the 30-day chart, the newest submission and
   the integrations' health of every form;
 - the form's page: its first page, a page in the middle and its last page of the inbox;
-- one submission's page with its delivery ledger.
+- one submission's page with its delivery ledger;
+- searches of the form's page (submissions/search.py): text in one row, text in every row (its
+  count stops at 1,000), two letters in no row (too short for the trigram index: the form's
+  rows are read), text in every row within the last 7 days, and the export of what one
+  search matches.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import sys
 import time
 import urllib.request
 from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -71,6 +76,7 @@ def main() -> None:
         ["psql", "-At", env["DATABASE_URL"], "-c", FIRST_SUBMISSION.format(form=form)],
         check=True, capture_output=True, text=True).stdout.strip()
     last_page = -(-args.rows // PAGE_SIZE)
+    week_ago = (datetime.now(UTC) - timedelta(days=6)).date().isoformat()
     service = load.servers(args, env, port, None)
     report: dict = {"rows": args.rows}
     with ExitStack() as stack:
@@ -83,6 +89,12 @@ def main() -> None:
             "form_page_middle": f"/dashboard/forms/{form}?page={last_page // 2}",
             "form_page_last": f"/dashboard/forms/{form}?page={last_page}",
             "submission": f"/dashboard/forms/{form}/submissions/{submission}",
+            "search_one_row": f"/dashboard/forms/{form}?q=ada{args.rows // 2}%40",
+            "search_every_row": f"/dashboard/forms/{form}?q=LOVELACE",
+            "search_two_letters_no_row": f"/dashboard/forms/{form}?q=zq",
+            "search_every_row_last_7_days": (
+                f"/dashboard/forms/{form}?q=lovelace&first_day={week_ago}"),
+            "search_export_csv": f"/dashboard/forms/{form}/export?format=csv&q=number+9999",
         }
         for name, path in pages.items():
             report[name] = timed(base + path, token)

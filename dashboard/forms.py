@@ -181,3 +181,30 @@ class FormSettingsForm(DashboardForm):
         elif data["recaptchaSecret"]:
             values["recaptchaSecret"] = data["recaptchaSecret"]
         return values
+
+
+class SearchForm(DashboardForm):
+    """The search over a form's submissions: a GET form, its values in the page's address."""
+
+    q = forms.CharField(label="Search values", required=False, max_length=200,
+                        widget=forms.SearchInput(attrs={"placeholder": "an address, a name, …"}))
+    first_day = forms.DateField(label="First day", required=False,
+                                widget=forms.DateInput(attrs={"type": "date"}))
+    last_day = forms.DateField(label="Last day", required=False,
+                               widget=forms.DateInput(attrs={"type": "date"}))
+
+    def clean(self):
+        values = super().clean()
+        first, last = values.get("first_day"), values.get("last_day")
+        if first and last and first > last:
+            self.add_error("last_day", "The last day comes before the first.")
+        return values
+
+    def search(self):
+        """The Search the valid values make; an empty one when they are not valid."""
+        from submissions.search import Search
+
+        if not self.is_valid():
+            return Search()
+        values = self.cleaned_data
+        return Search.of(values["q"], values["first_day"], values["last_day"])

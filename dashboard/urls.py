@@ -21,6 +21,7 @@ urlpatterns = [
     path("forms", views.form_create, name="form-create"),
     path("forms/<str:form_id>", views.form_detail, name="form"),
     path("forms/<str:form_id>/settings", views.form_settings, name="form-settings"),
+    path("forms/<str:form_id>/export", views.form_export, name="form-export"),
     path("forms/<str:form_id>/delete", views.form_delete, name="form-delete"),
     path(
         "forms/<str:form_id>/submissions/<uuid:submission_id>",

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
 from django.urls import reverse
@@ -27,6 +34,7 @@ from dashboard.forms import (
     FormSettingsForm,
     LoginForm,
     ResetForm,
+    SearchForm,
     SignupForm,
     VerifyForm,
 )
@@ -45,9 +53,10 @@ from integrations.serializers import public_config
 from pullapi import selectors as key_selectors
 from pullapi import services as keys
 from pullapi.models import ApiKey
+from submissions import export
 from submissions.representation import submission_json
 from submissions.selectors import activity as submission_activity
-from submissions.selectors import submission_of, submissions_page
+from submissions.selectors import search_page, submission_of, submissions_page
 from submissions.services import submission_delete, submission_mark_spam, submission_rescue
 
 PAGE_SIZE = 20
@@ -296,10 +305,21 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
     except ValueError:
         page = 1
     folder = "spam" if request.GET.get("folder") == "spam" else "inbox"
-    result = submissions_page(form, page=page, limit=PAGE_SIZE, status=folder)
+    search_form = SearchForm(request.GET)
+    search = search_form.search()
+    if search:
+        result = search_page(form, search, page=page, limit=PAGE_SIZE, status=folder)
+    else:
+        result = submissions_page(form, page=page, limit=PAGE_SIZE, status=folder)
+    searched = search_form.cleaned_data if search else {}
     context = {
         "form": form,
         "folder": folder,
+        "search_form": search_form,
+        "searching": bool(search),
+        "capped": result.capped,
+        # The search's part of every link on the page that keeps it: pages, folders, exports.
+        "search_query": urlencode({name: value for name, value in searched.items() if value}),
         "submissions": [submission_json(row, with_meta=True) for row in result.rows],
         "page": page,
         "total_pages": max(1, result.total_pages),
@@ -312,6 +332,22 @@ def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
         "section": "forms",
     }
     return render(request, "dashboard/form_detail.html", context)
+
+
+@login_required
+def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
+    """The inbox as CSV or JSON, as the API's export, narrowed by the page's search."""
+    form = _owned_form(request, form_id)
+    kind = "json" if request.GET.get("format") == "json" else "csv"
+    search = SearchForm(request.GET).search()
+    if kind == "csv":
+        stream, content_type = export.csv_rows(form, search), "text/csv; charset=utf-8"
+    else:
+        stream, content_type = export.json_rows(form, search), "application/json"
+    response = StreamingHttpResponse(stream, content_type=content_type)
+    name = f"{form.slug}-{'matching' if search else 'submissions'}.{kind}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
 
 
 @login_required

@@ -25,6 +25,7 @@ from forms_app.models import Form
 from submissions import horizon
 from submissions.models import Submission
 from submissions.representation import field_text, submission_json
+from submissions.search import Search
 
 BATCH = 2000
 CHUNK = 64 * 1024
@@ -38,10 +39,12 @@ def safe_cell(value: Any) -> str:
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
-def inbox(form_id, since=None, before=None):
+def inbox(form_id, since=None, before=None, search: Search | None = None):
     """(id, submitted_at, data) of the form's inbox, oldest first: from ``since`` (inclusive)
-    and below ``before`` (a commit horizon), when given."""
+    and below ``before`` (a commit horizon), when given, and matching ``search``."""
     rows = Submission.inbox.filter(form_id=form_id)
+    if search:
+        rows = search.applied(rows)
     if since is not None:
         rows = rows.filter(submitted_at__gte=since)
     rows = horizon.settled(rows, before)
@@ -87,28 +90,30 @@ ROW_AS_JSON = f"""json_build_object(
                      '{{}}'::json))::text"""
 
 
-def _pg_rows(columns: str, params: list, form_id, since=None, before=None
-             ) -> Iterator[list[tuple]]:
-    """``columns`` of the form's inbox from ``since`` and below ``before``, oldest first,
-    ``BATCH`` at a time through a server-side cursor inside a transaction."""
+def _pg_rows(columns: str, params: list, form_id, since=None, before=None,
+             search: Search | None = None) -> Iterator[list[tuple]]:
+    """``columns`` of the form's inbox from ``since`` and below ``before``, matching
+    ``search``, oldest first, ``BATCH`` at a time through a server-side cursor inside a
+    transaction."""
+    matching, matching_params = (search or Search()).condition("s")
     sql = (
         f"SELECT {columns} FROM {Submission._meta.db_table} s "
         "WHERE s.form_id = %s AND s.status = 'inbox' "
         "AND (%s::timestamptz IS NULL OR s.submitted_at >= %s::timestamptz) "
         "AND (%s::timestamptz IS NULL OR s.submitted_at < %s::timestamptz) "
-        "ORDER BY s.submitted_at, s.id"
+        f"AND {matching} ORDER BY s.submitted_at, s.id"
     )
     with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.execute(sql, [*params, form_id, since, since, before, before])
+        cursor.execute(sql, [*params, form_id, since, since, before, before, *matching_params])
         while rows := cursor.fetchmany(BATCH):
             yield rows
 
 
-def _python_csv(form: Form, names: list[str]) -> Iterator[str]:
+def _python_csv(form: Form, names: list[str], search: Search) -> Iterator[str]:
     """The rows (no header) shaped in Python: SQLite's way."""
     out = io.StringIO()
     write = csv.writer(out).writerow
-    for batch in batches(inbox(form.pk)):
+    for batch in batches(inbox(form.pk, search=search)):
         for ident, moment, data in batch:
             fields = dict(data)
             write([ident, iso(moment), *[_cell(fields.get(name)) for name in names]])
@@ -143,7 +148,7 @@ CELL_SAFE = (
 )
 
 
-def _pg_csv_sql(names: list[str]) -> str:
+def _pg_csv_sql(names: list[str], matching: str) -> str:
     count = range(len(names))
     texts = ", ".join(f"min({CELL_TEXT}) FILTER (WHERE pair->>0 = %s) AS t{i}" for i in count)
     cells = "".join(", " + CELL_SAFE.format(t=f"texts.t{i}") for i in count)
@@ -151,15 +156,17 @@ def _pg_csv_sql(names: list[str]) -> str:
         f"COPY (SELECT s.id, {STAMP}{cells} FROM {Submission._meta.db_table} s "
         f"CROSS JOIN LATERAL (SELECT {texts or 'count(*)'} "
         "                    FROM jsonb_array_elements(s.data) AS pair) texts "
-        "WHERE s.form_id = %s AND s.status = 'inbox' ORDER BY s.submitted_at, s.id"
-        ") TO STDOUT (FORMAT csv)"
+        f"WHERE s.form_id = %s AND s.status = 'inbox' AND {matching} "
+        "ORDER BY s.submitted_at, s.id) TO STDOUT (FORMAT csv)"
     )
 
 
-def _pg_csv(form: Form, names: list[str]) -> Iterator[bytes]:
+def _pg_csv(form: Form, names: list[str], search: Search) -> Iterator[bytes]:
     """The rows (no header) as COPY writes them, in blocks of about ``CHUNK`` bytes."""
-    params = [*names, form.pk]
-    with connection.cursor() as cursor, cursor.copy(_pg_csv_sql(names), params) as copy:
+    matching, matching_params = search.condition("s")
+    params = [*names, form.pk, *matching_params]
+    sql = _pg_csv_sql(names, matching)
+    with connection.cursor() as cursor, cursor.copy(sql, params) as copy:
         block = bytearray()
         for row in copy:
             block += row
@@ -169,10 +176,14 @@ def _pg_csv(form: Form, names: list[str]) -> Iterator[bytes]:
         yield bytes(block)
 
 
-def csv_rows(form: Form) -> Iterator[str | bytes]:
-    names = list(form.field_names)
+def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
+    """The inbox, or the part of it ``search`` matches, as CSV."""
+    names, search = list(form.field_names), search or Search()
     rows: Iterator[str | bytes]
-    rows = _pg_csv(form, names) if connection.vendor == "postgresql" else _python_csv(form, names)
+    if connection.vendor == "postgresql":
+        rows = _pg_csv(form, names, search)
+    else:
+        rows = _python_csv(form, names, search)
     first = next(rows, "")  # the statement runs before the header goes out, as in _primed()
     out = io.StringIO()
     # Lines end as the rows' do: "\n" from COPY, "\r\n" from Python's csv module (which
@@ -184,17 +195,17 @@ def csv_rows(form: Form) -> Iterator[str | bytes]:
     yield from rows
 
 
-def _json_texts(form_id, since=None, before=None, only: set[str] | None = None
-                ) -> Iterator[list[str]]:
+def _json_texts(form_id, since=None, before=None, only: set[str] | None = None,
+                search: Search | None = None) -> Iterator[list[str]]:
     """Each row in the pull API's shape as JSON text, ``BATCH`` at a time, from one
     snapshot; ``only``: just these fields."""
     if connection.vendor != "postgresql":
-        for batch in batches(inbox(form_id, since, before)):
+        for batch in batches(inbox(form_id, since, before, search)):
             yield [json.dumps(_pull_shape(form_id, row, only), ensure_ascii=False)
                    for row in batch]
         return
     names = sorted(only) if only is not None else None
-    for rows in _pg_rows(ROW_AS_JSON, [names, names], form_id, since, before):
+    for rows in _pg_rows(ROW_AS_JSON, [names, names], form_id, since, before, search):
         yield [text for (text,) in rows]
 
 
@@ -204,9 +215,10 @@ def _pull_shape(form_id, row: tuple, only: set[str] | None) -> dict[str, Any]:
         Submission(pk=ident, form_id=form_id, submitted_at=moment, data=data), only=only)
 
 
-def json_rows(form: Form) -> Iterator[str]:
+def json_rows(form: Form, search: Search | None = None) -> Iterator[str]:
+    """The inbox, or the part of it ``search`` matches, as one JSON array."""
     opened = False
-    for batch in _primed(_json_texts(form.pk)):
+    for batch in _primed(_json_texts(form.pk, search=search)):
         if not batch:
             continue
         yield ("[" if not opened else ",") + ",".join(batch)

@@ -12,6 +12,7 @@ from config import clock, rawsql
 from forms_app.models import Form
 from submissions import folders
 from submissions.models import Status, Submission
+from submissions.search import Search
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Page:
     page: int
     limit: int
     total: int
+    capped: bool = False  # more rows than ``total`` match (search_page)
 
     @property
     def total_pages(self) -> int:
@@ -48,6 +50,25 @@ def submissions_page(form: Form, *, page: int, limit: int, status: str = Status.
     # One statement: the ids as a subquery, then only those rows.
     window = list(Submission.objects.filter(pk__in=ids).order_by("-submitted_at", "-id"))
     return Page(window, page, limit, total)
+
+
+# A search counts its matches up to here, and pages through the newest of them: counting every
+# match of a word that is in every row would read them all.
+SEARCH_LIMIT = 1000
+
+
+def search_page(form: Form, search: Search, *, page: int, limit: int,
+                status: str = Status.INBOX) -> Page:
+    """A numbered page of the folder's matches, newest first; ``total`` stops at
+    SEARCH_LIMIT (``Page.capped`` says so)."""
+    rows = search.applied(Submission.objects.filter(form=form, status=status))
+    newest_first = rows.order_by("-submitted_at", "-id")
+    total = newest_first.values("pk")[: SEARCH_LIMIT + 1].count()
+    start = (page - 1) * limit
+    if start >= min(total, SEARCH_LIMIT):
+        return Page([], page, limit, min(total, SEARCH_LIMIT), capped=total > SEARCH_LIMIT)
+    window = list(newest_first[start:min(start + limit, SEARCH_LIMIT)])
+    return Page(window, page, limit, min(total, SEARCH_LIMIT), capped=total > SEARCH_LIMIT)
 
 
 def submission_of(form: Form, submission_id) -> Submission | None:

@@ -1,0 +1,104 @@
+"""Search over a form's submissions: text anywhere in their values, and a range of days.
+
+The text is matched as a case-insensitive substring of any field's value (an address, part of
+a word, a phone number), never of the field names. Both databases answer from an index:
+
+- PostgreSQL: a trigram GIN index (pg_trgm) over the text of the values, which ``ILIKE``
+  uses for any text of three characters or more;
+- SQLite: an FTS5 table with the trigram tokenizer, kept by triggers (migration 0006),
+  matched as a phrase; shorter text is looked for with ``LIKE`` in the same table.
+
+Days are UTC days, as the dashboard shows times: ``since`` is the first day's start, ``until``
+the end of the last day (exclusive).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
+
+from submissions.models import Submission
+
+MAX_TEXT = 200
+# The values' text, as the PostgreSQL index holds it: the same expression, or no index.
+PG_VALUES_TEXT = "(jsonb_path_query_array({alias}.data, '$[*][1]'))::text"
+FTS_TABLE = "submissions_search"
+FTS_IDS = "submissions_search_ids"
+
+
+@dataclass(frozen=True)
+class Search:
+    text: str = ""
+    since: datetime | None = None  # inclusive
+    until: datetime | None = None  # exclusive
+
+    @classmethod
+    def of(cls, text: str = "", first_day: date | None = None,
+           last_day: date | None = None) -> Search:
+        return cls(
+            text=text.strip()[:MAX_TEXT],
+            since=_start(first_day) if first_day else None,
+            # The calendar's last day has no next one: no end at all.
+            until=_start(last_day + timedelta(days=1)) if last_day and last_day < date.max
+            else None,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.since or self.until)
+
+    def condition(self, alias: str) -> tuple[str, list]:
+        """SQL for the rows of ``alias`` (the submissions table) that match, and its
+        parameters; ``TRUE`` for an empty search."""
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.text:
+            sql, value = _text_match(alias, self.text)
+            parts.append(sql)
+            params.append(value)
+        if self.since is not None:
+            parts.append(f"{alias}.submitted_at >= %s")
+            params.append(connection.ops.adapt_datetimefield_value(self.since))
+        if self.until is not None:
+            parts.append(f"{alias}.submitted_at < %s")
+            params.append(connection.ops.adapt_datetimefield_value(self.until))
+        return " AND ".join(parts) or "1 = 1", params
+
+    def applied(self, rows: QuerySet[Submission]) -> QuerySet[Submission]:
+        if self.since is not None:
+            rows = rows.filter(submitted_at__gte=self.since)
+        if self.until is not None:
+            rows = rows.filter(submitted_at__lt=self.until)
+        if self.text:
+            table = connection.ops.quote_name(Submission._meta.db_table)
+            sql, value = _text_match(table, self.text)
+            rows = rows.alias(found=RawSQL(sql, [value], output_field=BooleanField()))
+            rows = rows.filter(found=True)
+        return rows
+
+
+def _start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def _text_match(alias: str, text: str) -> tuple[str, str]:
+    if connection.vendor == "postgresql":
+        return f"{PG_VALUES_TEXT.format(alias=alias)} ILIKE %s", f"%{_escaped(text)}%"
+    # The trigram tokenizer matches a phrase of three characters or more from its index.
+    if len(text) >= 3:
+        found, value = f"{FTS_TABLE} MATCH %s", '"' + text.replace('"', '""') + '"'
+    else:
+        found, value = f"{FTS_TABLE}.body LIKE %s ESCAPE '\\'", f"%{_escaped(text)}%"
+    return (
+        f"{alias}.id IN (SELECT ids.submission_id FROM {FTS_TABLE} "
+        f"JOIN {FTS_IDS} ids ON ids.id = {FTS_TABLE}.rowid WHERE {found})"
+    ), value
+
+
+def _escaped(text: str) -> str:
+    """``text`` for a LIKE pattern, its wildcards taken literally."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
