@@ -7,9 +7,12 @@ words, which the pages show."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from forms_app.models import CaptchaProvider
+from submissions import search
 
 # Ids are the field names (email, password, ...), so labels and tests stay stable.
 AUTO_ID = "%s"
@@ -186,8 +189,12 @@ class FormSettingsForm(DashboardForm):
 class SearchForm(DashboardForm):
     """The search over a form's submissions: a GET form, its values in the page's address."""
 
-    q = forms.CharField(label="Search values", required=False, max_length=200,
-                        widget=forms.SearchInput(attrs={"placeholder": "an address, a name, …"}))
+    q = forms.CharField(
+        label="Search values", required=False, min_length=search.MIN_TEXT,
+        max_length=search.MAX_TEXT,
+        error_messages={"min_length": f"Search for {search.MIN_TEXT} characters or more."},
+        widget=forms.SearchInput(attrs={"placeholder": "an address, a name, …"}),
+    )
     first_day = forms.DateField(label="First day", required=False,
                                 widget=forms.DateInput(attrs={"type": "date"}))
     last_day = forms.DateField(label="Last day", required=False,
@@ -200,11 +207,52 @@ class SearchForm(DashboardForm):
             self.add_error("last_day", "The last day comes before the first.")
         return values
 
-    def search(self):
+    def search(self) -> search.Search:
         """The Search the valid values make; an empty one when they are not valid."""
-        from submissions.search import Search
-
         if not self.is_valid():
-            return Search()
+            return search.Search()
         values = self.cleaned_data
-        return Search.of(values["q"], values["first_day"], values["last_day"])
+        return search.Search.of(values["q"], values["first_day"], values["last_day"])
+
+
+class NewFormForm(forms.Form):
+    name = forms.CharField(
+        label="Name", max_length=200,
+        widget=forms.TextInput(attrs={"id": "new-form-name", "style": "flex:1;min-width:12rem"}),
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
+class MarkForm(forms.Form):
+    """The "Spam" and "Not spam" buttons of a submission."""
+
+    mark = forms.ChoiceField(choices=[("spam", "Spam"), ("not-spam", "Not spam")])
+    folder = forms.ChoiceField(choices=[("inbox", "Inbox"), ("spam", "Spam")], required=False)
+
+
+class DeleteSubmissionForm(forms.Form):
+    """A submission's Delete button; the page of the list to go back to."""
+
+    page = forms.IntegerField(min_value=1, max_value=10**9, required=False)
+
+
+class ApiKeyForm(forms.Form):
+    """A new pull API key: its name and the owner's forms it may read."""
+
+    name = forms.CharField(
+        label="Name", max_length=100,
+        widget=forms.TextInput(attrs={"id": "key-name", "placeholder": "Data warehouse sync"}),
+    )
+    forms = forms.MultipleChoiceField(
+        label="Forms it may read", widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one form."},
+    )
+
+    def __init__(self, *args, owned=(), **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        choices = cast(forms.MultipleChoiceField, self.fields["forms"])
+        choices.choices = [(str(form.pk), form.name) for form in owned]

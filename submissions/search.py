@@ -1,12 +1,15 @@
 """Search over a form's submissions: text anywhere in their values, and a range of days.
 
 The text is matched as a case-insensitive substring of any field's value (an address, part of
-a word, a phone number), never of the field names. Both databases answer from an index:
+a word, a phone number), never of the field names. It has MIN_TEXT characters at least, so
+that both databases always answer from an index:
 
 - PostgreSQL: a trigram GIN index (pg_trgm) over the text of the values, which ``ILIKE``
-  uses for any text of three characters or more;
+  uses for a pattern of three characters or more;
 - SQLite: an FTS5 table with the trigram tokenizer, kept by triggers (migration 0006),
-  matched as a phrase; shorter text is looked for with ``LIKE`` in the same table.
+  matched as a phrase.
+
+Shorter text has no trigram to look up: it read every row of the form (0.6 s for 100,000).
 
 Days are UTC days, as the dashboard shows times: ``since`` is the first day's start, ``until``
 the end of the last day (exclusive).
@@ -24,6 +27,7 @@ from django.db.models.expressions import RawSQL
 
 from submissions.models import Submission
 
+MIN_TEXT = 3
 MAX_TEXT = 200
 # The values' text, as the PostgreSQL index holds it: the same expression, or no index.
 PG_VALUES_TEXT = "(jsonb_path_query_array({alias}.data, '$[*][1]'))::text"
@@ -88,15 +92,11 @@ def _start(day: date) -> datetime:
 def _text_match(alias: str, text: str) -> tuple[str, str]:
     if connection.vendor == "postgresql":
         return f"{PG_VALUES_TEXT.format(alias=alias)} ILIKE %s", f"%{_escaped(text)}%"
-    # The trigram tokenizer matches a phrase of three characters or more from its index.
-    if len(text) >= 3:
-        found, value = f"{FTS_TABLE} MATCH %s", '"' + text.replace('"', '""') + '"'
-    else:
-        found, value = f"{FTS_TABLE}.body LIKE %s ESCAPE '\\'", f"%{_escaped(text)}%"
+    # The trigram tokenizer matches the text as a phrase of its trigrams, from its index.
     return (
         f"{alias}.id IN (SELECT ids.submission_id FROM {FTS_TABLE} "
-        f"JOIN {FTS_IDS} ids ON ids.id = {FTS_TABLE}.rowid WHERE {found})"
-    ), value
+        f"JOIN {FTS_IDS} ids ON ids.id = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH %s)"
+    ), '"' + text.replace('"', '""') + '"'
 
 
 def _escaped(text: str) -> str:

@@ -317,7 +317,7 @@ def test_an_owner_searches_a_form_and_exports_what_matches(page, live_server, sh
     shot(page, "11-search")
 
     page.get_by_role("link", name="Clear").click()
-    page.get_by_label("Search values").fill("@")
+    page.get_by_label("Search values").fill("hello")
     page.get_by_label("First day", exact=True).fill("2026-11-01")
     page.get_by_label("Last day", exact=True).fill("2026-11-05")
     page.get_by_role("button", name="Search").click()
