@@ -29,10 +29,14 @@ from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
 from dashboard.charts import daily_bars
 from dashboard.forms import (
+    ApiKeyForm,
     ChangePasswordForm,
+    DeleteSubmissionForm,
     EmailForm,
     FormSettingsForm,
     LoginForm,
+    MarkForm,
+    NewFormForm,
     ResetForm,
     SearchForm,
     SignupForm,
@@ -272,6 +276,7 @@ def home(request: HttpRequest) -> HttpResponse:
     ]
     context = {
         "rows": rows,
+        "new_form": NewFormForm(),
         "section": "forms",
         "used": user.monthly_submission_count,
         "limit": user.effective_monthly_limit,
@@ -282,8 +287,11 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def form_create(request: HttpRequest) -> HttpResponse:
+    posted = NewFormForm(request.POST)
     try:
-        values = _validated(FormInputSerializer, {"name": request.POST.get("name", "")})
+        if not posted.is_valid():
+            raise serializers.ValidationError(_first_errors(posted))
+        values = _validated(FormInputSerializer, {"name": posted.cleaned_data["name"]})
         form = forms.form_create(owner=signed_in(request), **values)
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, _error_text(error))
@@ -435,7 +443,8 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
     if submission is not None:
         submission_delete(submission=submission)
         messages.success(request, "Submission deleted.")
-    page = request.POST.get("page", "1")
+    posted = DeleteSubmissionForm(request.POST)
+    page = (posted.cleaned_data["page"] if posted.is_valid() else None) or 1
     return with_query("dashboard:form", form.pk, page=page, fragment="submissions")
 
 
@@ -445,9 +454,13 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
     """The "Spam" and "Not spam" buttons; both teach the filter."""
     form = _owned_form(request, form_id)
     submission = submission_of(form, submission_id)
-    folder = request.POST.get("folder", "inbox")
+    posted = MarkForm(request.POST)
+    if not posted.is_valid():
+        messages.error(request, "Choose Spam or Not spam.")
+        return with_query("dashboard:form", form.pk, fragment="submissions")
+    folder = posted.cleaned_data["folder"] or "inbox"
     if submission is not None:
-        if request.POST.get("mark") == "spam":
+        if posted.cleaned_data["mark"] == "spam":
             submission_mark_spam(submission=submission)
             messages.success(request, "Moved to spam. The filter will learn from it.")
         else:
@@ -577,11 +590,14 @@ def google_connect(request: HttpRequest) -> HttpResponse:
 # --- API keys -----------------------------------------------------------------------------
 
 
-def _keys_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
+def _keys_page(request: HttpRequest, status: int = 200, key_form: ApiKeyForm | None = None,
+               **extra: Any) -> HttpResponse:
     rows = key_selectors.api_keys_of(request.user)
+    owned = list(form_selectors.forms_of(signed_in(request)))
     context = {
         "keys": rows,
-        "forms": form_selectors.forms_of(signed_in(request)),
+        "forms": owned,
+        "key_form": key_form or ApiKeyForm(owned=owned),
         "section": "keys",
         **extra,
     }
@@ -596,16 +612,17 @@ def api_keys(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def api_key_create(request: HttpRequest) -> HttpResponse:
-    name = request.POST.get("name", "").strip()
-    form_ids = request.POST.getlist("forms")
-    if not name or not form_ids:
+    posted = ApiKeyForm(request.POST, owned=form_selectors.forms_of(signed_in(request)))
+    if not posted.is_valid():
         messages.error(request, "Give the key a name and choose at least one form.")
-        return _keys_page(request, status=400)
+        return _keys_page(request, status=400, key_form=posted)
+    values = posted.cleaned_data
     try:
-        api_key, plain = keys.api_key_create(owner=signed_in(request), name=name, forms=form_ids)
+        api_key, plain = keys.api_key_create(
+            owner=signed_in(request), name=values["name"], forms=values["forms"])
     except ServiceError as error:
         messages.error(request, _error_text(error))
-        return _keys_page(request, status=400)
+        return _keys_page(request, status=400, key_form=posted)
     messages.success(request, f"API key “{api_key.name}” created. Copy it now: it is shown once.")
     return _keys_page(request, new_key=plain)
 

@@ -447,3 +447,48 @@ def test_a_rate_limit_that_is_not_a_number_is_refused(owner, form):
     assert "Settings not saved" in page_text(response)
     form.refresh_from_db()
     assert (form.name, form.rate_limit) == ("Contact", 10)
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 201])
+def test_a_form_needs_a_name_the_form_can_hold(owner, name):
+    response = owner.post("/dashboard/forms", {"name": name})
+
+    assert response["Location"] == "/dashboard/"
+    assert not Form.objects.exists()
+
+
+def test_an_api_key_for_another_owners_form_is_refused(owner, form, db):
+    from forms_app.services import form_create
+
+    theirs = form_create(owner=make_user("them@example.com"), name="Theirs")
+
+    response = owner.post("/dashboard/settings/api-keys/new",
+                          {"name": "Sync", "forms": [str(form.pk), str(theirs.pk)]})
+
+    assert response.status_code == 400
+    assert not ApiKey.objects.exists()
+    assert 'value="Sync"' in page_text(response)  # what was typed is kept
+
+
+@pytest.mark.parametrize("fields", [{}, {"mark": "delete"}, {"mark": "spam", "folder": "x"}])
+def test_a_mark_that_is_not_spam_or_not_spam_changes_nothing(owner, form, public, fields):
+    submit(public, form, {"name": "Ada"})
+    submission = Submission.objects.get()
+
+    response = owner.post(f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/mark",
+                          fields)
+
+    assert response.status_code == 302
+    submission.refresh_from_db()
+    assert submission.status == "inbox"
+
+
+def test_a_delete_with_an_odd_page_goes_back_to_the_first(owner, form, public):
+    submit(public, form, {"name": "Ada"})
+    submission = Submission.objects.get()
+
+    response = owner.post(f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/delete",
+                          {"page": "-3"})
+
+    assert response["Location"] == f"/dashboard/forms/{form.pk}?page=1#submissions"
+    assert not Submission.objects.exists()
