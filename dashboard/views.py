@@ -503,8 +503,14 @@ def integrations_page(request: HttpRequest) -> HttpResponse:
 
 
 def _integration_config(post) -> dict[str, Any]:
+    """The card's config through its kind's form; the service checks it as the API's."""
     kind = kinds.KINDS.get(post.get("type", ""))
-    return kind.from_post(post) if kind is not None and kind.from_post else {}
+    if kind is None or kind.form is None:
+        return {}
+    posted = kind.form(post)
+    if not posted.is_valid():
+        raise serializers.ValidationError(_first_errors(posted))
+    return posted.config()
 
 
 @login_required
@@ -517,7 +523,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
             config=_integration_config(request.POST),
             form_id=request.POST.get("formId") or None,
         )
-    except ServiceError as error:
+    except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, f"Integration not created. {_error_text(error)}")
         return _integrations_page(request, status=400)
     messages.success(request, f"{kinds.get(integration.type).label} integration created.")

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from django.http import QueryDict
+from django import forms
 from django.template import Engine, Template
 
 from integrations.clients import http
+
+
+class ConfigForm(forms.Form):
+    """A kind's dashboard card. It bounds and trims what the page sends; the integration
+    service then checks the config as it checks the API's, so both say the same."""
+
+    def config(self) -> dict[str, Any]:
+        return dict(self.cleaned_data)
+
+
+def optional_text(max_length: int) -> forms.CharField:
+    """An optional text field of a card: whether it may be empty is the service's to say."""
+    return forms.CharField(required=False, max_length=max_length)
 
 
 @dataclass(frozen=True)
@@ -53,8 +67,8 @@ class Kind:
     - ``transport``: hands one event to the integration.
     - ``schema_in`` and ``schema_out``: its config in the OpenAPI schema; no ``schema_in``
       means it is not created through the API (Google Sheets connects through Google).
-    - ``from_post``: the dashboard's form fields as a config; ``folder`` holds ``card.html``,
-      the dashboard's card that adds one.
+    - ``form``: the dashboard's card as a Django form (a ConfigForm) whose ``config()`` is
+      what the API would be sent; ``folder`` holds ``card.html``, the card that adds one.
     """
 
     type: str
@@ -68,7 +82,7 @@ class Kind:
     generated: Callable[[], dict[str, Any]] = no_secrets
     generated_keys: frozenset[str] = frozenset()
     schema_in: dict[str, Any] | None = None
-    from_post: Callable[[QueryDict], dict[str, Any]] | None = None
+    form: builtins.type[ConfigForm] | None = None  # "type" is the field above
 
     @property
     def api_created(self) -> bool:

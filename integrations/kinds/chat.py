@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from integrations.clients import http
-from integrations.kinds.base import Kind, Outcome, http_outcome
+from integrations.kinds.base import ConfigForm, Kind, Outcome, http_outcome, optional_text
 from integrations.validation import url_errors
 from submissions.representation import field_text
 
@@ -54,6 +54,10 @@ URL_OUT = {"type": "string",
            "description": "Masked to its last 4 characters, except in the create response"}
 
 
+class ChatForm(ConfigForm):
+    webhookUrl = optional_text(2000)
+
+
 def kind(type: str, label: str, message: Callable[[dict[str, Any]], dict[str, Any]],
          folder: Path) -> Kind:
     """A chat kind: its config is the one secret URL; ``message`` shapes a submission."""
@@ -74,5 +78,5 @@ def kind(type: str, label: str, message: Callable[[dict[str, Any]], dict[str, An
                    "properties": {"webhookUrl": URL_IN}, "required": ["webhookUrl"]},
         schema_out={"type": "object", "title": f"{label}ConfigOut",
                     "properties": {"webhookUrl": URL_OUT}, "required": ["webhookUrl"]},
-        from_post=lambda form: {"webhookUrl": form.get("webhookUrl", "").strip()},
+        form=ChatForm,
     )

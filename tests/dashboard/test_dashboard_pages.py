@@ -492,3 +492,26 @@ def test_a_delete_with_an_odd_page_goes_back_to_the_first(owner, form, public):
 
     assert response["Location"] == f"/dashboard/forms/{form.pk}?page=1#submissions"
     assert not Submission.objects.exists()
+
+
+@pytest.mark.parametrize("fields", [
+    {"type": "WEBHOOK", "url": "https://hooks.example.com/" + "x" * 2000},
+    {"type": "SLACK", "webhookUrl": "https://hooks.slack.com/" + "x" * 2000},
+    {"type": "EMAIL", "apiKey": "re_1", "fromEmail": "f@example.com", "toEmail": "t@example.com",
+     "subject": "s" * 201},
+    {"type": "EMAIL", "apiKey": "re_1", "fromEmail": "f@example.com", "toEmail": "t@example.com",
+     "autoresponseText": "a\x00b"},
+])
+def test_a_card_past_its_fields_bounds_creates_nothing(owner, fields):
+    response = owner.post("/dashboard/integrations/new", fields)
+
+    assert response.status_code == 400
+    assert "Integration not created" in page_text(response)
+    assert not Integration.objects.exists()
+
+
+def test_a_cards_values_are_trimmed_as_the_api_would_take_them(owner):
+    owner.post("/dashboard/integrations/new",
+               {"type": "WEBHOOK", "url": "  https://hooks.example.com/x  "})
+
+    assert Integration.objects.get().config["url"] == "https://hooks.example.com/x"

@@ -8,7 +8,7 @@ from typing import Any
 from django.utils.html import escape
 
 from integrations.clients import email_provider
-from integrations.kinds.base import Kind, Outcome
+from integrations.kinds.base import ConfigForm, Kind, Outcome, optional_text
 from integrations.kinds.email import autoresponse
 from integrations.validation import email_address_error
 from submissions.representation import field_text
@@ -82,18 +82,27 @@ def errors(config: dict[str, Any]) -> dict[str, str]:
     return {**found, **autoresponse.errors(config)}
 
 
-def from_post(post) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        key: post.get(key, "").strip() for key in ("apiKey", "fromEmail", "toEmail")
-    }
-    if post.get("subject", "").strip():
-        config["subject"] = post["subject"].strip()
-    if post.get("autoresponseText", "").strip():
-        config["autoresponse"] = {"subject": post.get("autoresponseSubject", "").strip(),
-                                  "text": post["autoresponseText"].strip()}
-        config["autoresponseEmailField"] = post.get("autoresponseEmailField", "").strip() or (
-            autoresponse.DEFAULT_FIELD)
-    return config
+class EmailForm(ConfigForm):
+    apiKey = optional_text(500)
+    fromEmail = optional_text(400)
+    toEmail = optional_text(254)
+    subject = optional_text(200)
+    autoresponseSubject = optional_text(200)
+    autoresponseText = optional_text(5000)
+    autoresponseEmailField = optional_text(100)
+
+    def config(self) -> dict[str, Any]:
+        """The card's fields in the API's shape: an empty subject or autoresponse is none."""
+        values = self.cleaned_data
+        config: dict[str, Any] = {key: values[key] for key in ("apiKey", "fromEmail", "toEmail")}
+        if values["subject"]:
+            config["subject"] = values["subject"]
+        if values["autoresponseText"]:
+            config["autoresponse"] = {"subject": values["autoresponseSubject"],
+                                      "text": values["autoresponseText"]}
+            config["autoresponseEmailField"] = (
+                values["autoresponseEmailField"] or autoresponse.DEFAULT_FIELD)
+        return config
 
 
 KIND = Kind(
@@ -125,5 +134,5 @@ KIND = Kind(
         },
         "required": ["apiKey", "fromEmail", "toEmail"],
     },
-    from_post=from_post,
+    form=EmailForm,
 )

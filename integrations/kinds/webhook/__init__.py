@@ -8,7 +8,7 @@ from typing import Any
 
 from config import clock
 from integrations.clients import webhook
-from integrations.kinds.base import Kind, Outcome, http_outcome
+from integrations.kinds.base import ConfigForm, Kind, Outcome, http_outcome, optional_text
 from integrations.validation import url_errors
 
 URL = {"type": "string", "format": "uri", "maxLength": 2000, "description": "https:// only"}
@@ -28,6 +28,10 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
 
 def errors(config: dict[str, Any]) -> dict[str, str]:
     return url_errors(config, "url", "Enter the HTTPS URL that receives the webhooks.")
+
+
+class WebhookForm(ConfigForm):
+    url = optional_text(2000)
 
 
 KIND = Kind(
@@ -52,5 +56,5 @@ KIND = Kind(
         },
         "required": ["url"],
     },
-    from_post=lambda post: {"url": post.get("url", "").strip()},
+    form=WebhookForm,
 )
