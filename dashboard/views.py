@@ -427,6 +427,10 @@ def delivery_retry(
     request: HttpRequest, form_id: str, submission_id: str, delivery_id: str
 ) -> HttpResponse:
     form = _owned_form(request, form_id)
+    submission = submission_of(form, submission_id)
+    # Only a delivery of the submission this page is about: the address names all three.
+    if submission is None or delivery_id not in {d.pk for d in ledger_of(submission)}:
+        raise Http404
     try:
         outbox.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
         messages.success(request, "The delivery will be sent again, with a fresh set of tries.")

@@ -137,3 +137,18 @@ def test_a_forms_page_lists_the_integrations_that_receive_it(owner, form, user):
     assert "Slack" in section
     assert "Discord" not in section
     assert 'href="#integrations"' in html
+
+
+def test_a_retry_names_a_delivery_of_the_submission_it_is_about(owner, form, user):
+    webhook(user, "x")
+    first = add_submission(form, {"name": "Ada"})
+    second = add_submission(form, {"name": "Grace"})
+    delivery = Delivery.objects.get(submission=second)
+    Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.FAILED)
+
+    wrong = (f"/dashboard/forms/{form.pk}/submissions/{first.pk}/deliveries/"
+             f"{delivery.pk}/retry")
+
+    assert owner.post(wrong).status_code == 404
+    delivery.refresh_from_db()
+    assert delivery.state == DeliveryState.FAILED
