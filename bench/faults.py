@@ -200,6 +200,12 @@ def web_command(port: int) -> list:
 WORKER = [VENV_BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO",
           "--concurrency", "2"]
 BEAT = [VENV_BIN / "celery", "-A", "config", "beat", "--loglevel", "INFO"]
+# The worker as the README tells operators to run it: under a supervisor that starts it again
+# when it exits (systemd's Restart=always). Celery's worker may exit when its broker
+# connection drops while it holds an unacknowledged message (kombu raises restoring it).
+SUPERVISED_WORKER = ["bash", "-c",
+                     'while true; do "$@"; echo "worker exited with $?; starting it again" >&2; '
+                     "sleep 1; done", "supervisor", *WORKER]
 
 
 def wait_delivered(hook_port: int, count: int, timeout: float) -> dict:
@@ -256,7 +262,7 @@ def at(seconds_after: float, start: float) -> None:
 
 def redis_outage(work: Path) -> dict:
     with ExitStack() as stack, production_stack(work, stack) as s:
-        stack.enter_context(process(WORKER, s["env"], work / "worker.log"))
+        stack.enter_context(process(SUPERVISED_WORKER, s["env"], work / "worker.log"))
         load = Load(s["port"], s["slug"], 1000, 50).start()
         at(10, load.started)
         s["redis"].stop()
