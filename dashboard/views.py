@@ -347,15 +347,7 @@ def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
     """The inbox as CSV or JSON, as the API's export, narrowed by the page's search."""
     form = _owned_form(request, form_id)
     kind = "json" if request.GET.get("format") == "json" else "csv"
-    search = SearchForm(request.GET).search()
-    if kind == "csv":
-        stream, content_type = export.csv_rows(form, search), "text/csv; charset=utf-8"
-    else:
-        stream, content_type = export.json_rows(form, search), "application/json"
-    response = StreamingHttpResponse(stream, content_type=content_type)
-    name = f"{form.slug}-{'matching' if search else 'submissions'}.{kind}"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return export.attachment(form, kind, SearchForm(request.GET).search())
 
 
 @login_required
@@ -429,7 +421,7 @@ def delivery_retry(
     form = _owned_form(request, form_id)
     submission = submission_of(form, submission_id)
     # Only a delivery of the submission this page is about: the address names all three.
-    if submission is None or delivery_id not in {d.pk for d in ledger_of(submission)}:
+    if submission is None or not integration_selectors.delivers(submission, delivery_id):
         raise Http404
     try:
         outbox.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)

@@ -177,11 +177,4 @@ class FormViewSet(
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str) -> StreamingHttpResponse:
         form = self.get_object()
-        kind = query_params(ExportParams, request)["format"]
-        if kind == "csv":
-            stream, content_type = export.csv_rows(form), "text/csv; charset=utf-8"
-        else:
-            stream, content_type = export.json_rows(form), "application/json"
-        response = StreamingHttpResponse(stream, content_type=content_type)
-        response["Content-Disposition"] = f'attachment; filename="{form.slug}-submissions.{kind}"'
-        return response
+        return export.attachment(form, query_params(ExportParams, request)["format"])

@@ -30,6 +30,11 @@ def ledger_of(submission) -> list[Delivery]:
     )
 
 
+def delivers(submission, delivery_id) -> bool:
+    """Whether ``delivery_id`` is one of ``submission``'s deliveries."""
+    return Delivery.objects.filter(submission=submission, pk=delivery_id).exists()
+
+
 def integrations_of(owner) -> QuerySet[Integration]:
     """An account's integrations, newest first, each with its form and its count of failed
     deliveries (``failed``)."""

@@ -19,6 +19,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from django.db import connection, transaction
+from django.http import StreamingHttpResponse
 
 from config.timefmt import iso
 from forms_app.models import Form
@@ -233,3 +234,15 @@ def ndjson_rows(form_id, since=None, only: set[str] | None = None) -> Iterator[s
     for batch in _primed(_json_texts(form_id, since=since, before=before, only=only)):
         if batch:
             yield "".join(line + "\n" for line in batch)
+
+
+def attachment(form: Form, kind: str, search: Search | None = None) -> StreamingHttpResponse:
+    """The inbox (or what ``search`` matches) as a CSV or JSON download, streamed."""
+    if kind == "csv":
+        stream, content_type = csv_rows(form, search), "text/csv; charset=utf-8"
+    else:
+        stream, content_type = json_rows(form, search), "application/json"
+    response = StreamingHttpResponse(stream, content_type=content_type)
+    name = f"{form.slug}-{'matching' if search else 'submissions'}.{kind}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

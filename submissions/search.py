@@ -73,16 +73,12 @@ class Search:
         return " AND ".join(parts) or "1 = 1", params
 
     def applied(self, rows: QuerySet[Submission]) -> QuerySet[Submission]:
-        if self.since is not None:
-            rows = rows.filter(submitted_at__gte=self.since)
-        if self.until is not None:
-            rows = rows.filter(submitted_at__lt=self.until)
-        if self.text:
-            table = connection.ops.quote_name(Submission._meta.db_table)
-            sql, value = _text_match(table, self.text)
-            rows = rows.alias(found=RawSQL(sql, [value], output_field=BooleanField()))
-            rows = rows.filter(found=True)
-        return rows
+        """``rows`` narrowed to the matches: the same condition, in the ORM's query."""
+        if not self:
+            return rows
+        sql, params = self.condition(connection.ops.quote_name(Submission._meta.db_table))
+        return rows.alias(found=RawSQL(sql, params, output_field=BooleanField())).filter(
+            found=True)
 
 
 def _start(day: date) -> datetime:
