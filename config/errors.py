@@ -87,20 +87,25 @@ def default_error(status_code: int) -> tuple[str, str]:
     return DEFAULT_CODES.get(status_code, ("error", "The request could not be completed."))
 
 
-def flatten_details(detail: Any, prefix: str = "") -> dict[str, str]:
-    """Turn DRF's nested validation detail into ``{"field": "first message"}``."""
+def flatten_details(detail: Any, prefix: str = "", in_list: bool = False) -> dict[str, str]:
+    """Turn DRF's nested validation detail into ``{"field": "first message"}``, keyed by the
+    name the client sent: an object's fields dotted (``config.url``), and every problem inside
+    a list under the list's name (``allowedOrigins``), whether DRF keyed it by index or not."""
     if isinstance(detail, dict):
         flat: dict[str, str] = {}
         for key, value in detail.items():
-            name = "non_field_errors" if key == "non_field_errors" else str(key)
-            flat.update(flatten_details(value, f"{prefix}.{name}" if prefix else name))
+            # ListField keys its elements' errors by position: the list's own name.
+            element = in_list or (bool(prefix) and isinstance(key, int))
+            name = prefix if element else (f"{prefix}.{key}" if prefix else str(key))
+            for field, message in flatten_details(value, name, element).items():
+                flat.setdefault(field, message)
         return flat
     if isinstance(detail, list):
-        if detail and all(not isinstance(item, (dict, list)) for item in detail):
-            return {prefix or "non_field_errors": str(detail[0])}
         flat = {}
-        for index, item in enumerate(detail):
-            flat.update(flatten_details(item, f"{prefix}[{index}]" if prefix else str(index)))
+        nested = any(isinstance(item, (dict, list)) for item in detail)
+        for item in detail:
+            for field, message in flatten_details(item, prefix, in_list or nested).items():
+                flat.setdefault(field, message)
         return flat
     return {prefix or "non_field_errors": str(detail)}
 

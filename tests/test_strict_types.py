@@ -22,7 +22,7 @@ from tests.conftest import PASSWORD
         ({"name": "Contact", "rateLimit": "10"}, "rateLimit"),
         ({"name": "Contact", "rateLimit": True}, "rateLimit"),
         ({"name": "Contact", "rateLimit": 10.5}, "rateLimit"),
-        ({"name": "Contact", "allowedOrigins": [1]}, "allowedOrigins.0"),
+        ({"name": "Contact", "allowedOrigins": [1]}, "allowedOrigins"),
     ],
 )
 def test_form_create_refuses_other_types(owner_api, body, field):
@@ -108,7 +108,7 @@ def test_integration_form_id_takes_only_a_string(owner_api, form):
 
 
 @pytest.mark.parametrize(
-    ("body", "field"), [({"name": 5}, "name"), ({"name": "sync", "forms": [1]}, "forms.0")]
+    ("body", "field"), [({"name": 5}, "name"), ({"name": "sync", "forms": [1]}, "forms")]
 )
 def test_api_key_create_refuses_other_types(owner_api, form, body, field):
     body = {"forms": [str(form.pk)], **body}
