@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
+import formflow
 from config import env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "pullapi",
     "integrations",
     "dashboard",
+    "operations",
 ]
 
 MIDDLEWARE = [
@@ -211,7 +213,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "FormFlow API",
     "DESCRIPTION": "Self-hostable form backend: forms, public submissions, pull API, integrations.",
-    "VERSION": "1.0.0",
+    "VERSION": formflow.__version__,
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -309,6 +311,8 @@ CELERY_DB_REUSE_MAX = 1_000_000
 # How much delivery workers yield the CPU to web processes on the same machine (config.celery).
 CELERY_WORKER_NICE = env.integer("CELERY_WORKER_NICE", 10, minimum=0)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Beat's own loop stamps a heartbeat that /readyz reads (operations/beat.py).
+CELERY_BEAT_SCHEDULER = "operations.beat:HeartbeatScheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 5},
     # Retention, spam, Idempotency-Keys and revoked tokens (submissions/lifecycle.py).

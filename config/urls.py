@@ -1,16 +1,11 @@
 from django.contrib import admin
-from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import public_pages
+from operations import views as operations
 from submissions.views import thanks
-
-
-def health(_request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"status": "ok"})
-
 
 urlpatterns = [
     path("admin/login/", public_pages.admin_login),  # before the admin's own, which it guards
@@ -25,6 +20,7 @@ urlpatterns = [
     path("api/v1/", include("integrations.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("healthz", health, name="health"),
+    path("healthz", operations.healthz, name="health"),
+    path("readyz", operations.readyz, name="ready"),
     path("thanks", thanks, name="thanks"),
 ]

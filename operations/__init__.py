@@ -1,0 +1,1 @@
+"""What an operator looks at: health and readiness, metrics, beat's heartbeat, backups."""

@@ -1,0 +1,14 @@
+from django.db import models
+
+
+class Heartbeat(models.Model):
+    """When a process that has no request to answer last said it was alive (beat). Kept in
+    the database, the one store every process shares on every setup (the embedded cache is
+    one process's memory), and stamped with the database's clock, so the web's reading of
+    its age does not depend on two machines' clocks agreeing."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.at}"
