@@ -23,6 +23,10 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import stack  # noqa: E402  (scripts/stack.py: the Procfile's command lines, and probing)
+
 # The service runs from the runtime lock alone, so a dependency that only the test tools bring
 # in can never hide: tests get a venv of their own.
 RUNTIME_VENV = ROOT / ".venv"
@@ -60,47 +64,39 @@ def install(venv_dir: Path, requirements: str) -> Path:
     return bin_dir(venv_dir)
 
 
-def start(port: str) -> int:
+def start(port: int) -> int:
+    # Checked first, so a taken port fails at once, and not after gunicorn's own retries.
+    if stack.port_taken(port):
+        print(f"Port {port} is in use: stop what listens on it, or choose another with "
+              f"`python3 dev.py start --port N`.", file=sys.stderr)
+        return 1
     install(RUNTIME_VENV, "requirements.txt")
+    os.environ.update(start_environment(port, os.environ))
     run(PYTHON, "manage.py", "migrate", "--no-input")
-    # Without REDIS_URL the rate-limit counters live in one process's memory, so the
-    # embedded setup serves from a single process with threads.
-    web_processes = "2" if os.environ.get("REDIS_URL") else "1"
-    commands = {
-        "web": [
-            BIN / "gunicorn",
-            "config.asgi:application",
-            # uvicorn's event loop reads each request whole before a thread runs Django, so
-            # slow clients hold no thread (config/serving).
-            "--worker-class",
-            "config.serving.worker.Worker",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            web_processes,
-            "--threads",
-            "8",
-            "--access-logfile",
-            "-",
-        ],
-        "worker": [
-            BIN / "celery",
-            "-A",
-            "config",
-            "worker",
-            "--beat",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "2",
-        ],
+    return supervise(commands(), f"http://127.0.0.1:{port}", os.environ["BASE_URL"])
+
+
+def start_environment(port: int, environ: dict | os._Environ) -> dict[str, str]:
+    """What dev.py start sets for its processes: the port, and BASE_URL on that port (unless
+    BASE_URL is set), so the endpoints and snippets it shows are the ones that answer."""
+    return {
+        "PORT": str(port),
+        "BIND_HOST": "127.0.0.1",
+        "BASE_URL": environ.get("BASE_URL") or f"http://localhost:{port}",
+        # Without REDIS_URL the rate-limit counters live in one process's memory, so the
+        # embedded setup serves from a single process with threads.
+        "WEB_CONCURRENCY": environ.get("WEB_CONCURRENCY", "2") if environ.get("REDIS_URL") else "1",
+        "WEB_THREADS": environ.get("WEB_THREADS", "8"),
     }
-    print(
-        f"\nFormFlow is running on http://localhost:{port} (API docs: /api/docs/). "
-        "Ctrl+C stops it.\n",
-        flush=True,
-    )
-    return supervise(commands)
+
+
+def commands() -> dict[str, list]:
+    """The Procfile's web line, and its worker line running beat too: one process fewer on a
+    laptop, where one worker is all there is (production runs beat on its own)."""
+    return {
+        "web": stack.command("web", bin_dir=BIN),
+        "worker": [*stack.command("worker", bin_dir=BIN), "--beat"],
+    }
 
 
 RESTART_DELAYS = [1, 2, 4, 8, 16, 30]  # seconds before each restart in a row, then every 30 s
@@ -146,22 +142,55 @@ class Supervisor:
                 process.kill()
 
 
-def supervise(commands: dict[str, list]) -> int:
-    """Run and restart the processes until Ctrl+C (or SIGTERM), then stop them all."""
+def supervise(commands: dict[str, list], local: str, base_url: str,
+              timeout: float = 300) -> int:
+    """Run and restart the processes until Ctrl+C (or SIGTERM), then stop them all. Fails
+    (1) when the web server exits before it answers at ``local``."""
     stopping = False
 
     def stop(*_args) -> None:
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    supervisor = Supervisor(commands)
-    while not stopping:
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return run_supervised(Supervisor(commands), local, base_url, timeout, lambda: stopping)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def run_supervised(supervisor: Supervisor, local: str, base_url: str, timeout: float,
+                   stopping) -> int:
+    supervisor.step(time.monotonic())
+    if not came_up(supervisor, local, timeout, stopping):
+        supervisor.stop()
+        return 0 if stopping() else 1
+    print(f"\nFormFlow is running on {base_url} (API docs: {base_url}/api/docs/). "
+          "Ctrl+C stops it.\n", flush=True)
+    while not stopping():
         supervisor.step(time.monotonic())
         time.sleep(0.5)
     supervisor.stop()
     return 0
+
+
+def came_up(supervisor: Supervisor, local: str, timeout: float, stopping) -> bool:
+    """Wait until the web server answers /healthz; False, said loudly, if it exits first."""
+    web = supervisor.processes["web"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stopping():
+        if web is not None and web.poll() is not None:
+            print(f"\nThe web server exited with {web.returncode} before it answered (its "
+                  "output is above); FormFlow is not running.", file=sys.stderr, flush=True)
+            return False
+        if stack.probe(local + "/healthz")[0] == 200:
+            return True
+        time.sleep(0.3)
+    if not stopping():
+        print(f"\nThe web server did not answer {local}/healthz within {timeout:.0f} s; "
+              "FormFlow is not running.", file=sys.stderr, flush=True)
+    return False
 
 
 def test(extra: list[str]) -> int:
@@ -171,13 +200,21 @@ def test(extra: list[str]) -> int:
     return subprocess.run([str(dev_bin / "pytest"), *extra], cwd=ROOT).returncode
 
 
+def port_argument(argv: list[str]) -> int:
+    if "--port" not in argv:
+        return 8000
+    value = argv[argv.index("--port") + 1] if argv.index("--port") + 1 < len(argv) else ""
+    if not value.isdigit() or not 0 < int(value) < 65536:
+        sys.exit(f"--port needs a port number (1-65535), not {value!r}.")
+    return int(value)
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (dev.py runs on whatever python3 is)
         sys.exit("FormFlow needs Python 3.11 or newer.")
     command = argv[0] if argv else ""
     if command == "start":
-        port = argv[argv.index("--port") + 1] if "--port" in argv else "8000"
-        return start(port)
+        return start(port_argument(argv))
     if command == "test":
         return test(argv[1:])
     if command == "install":

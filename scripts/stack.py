@@ -1,0 +1,171 @@
+"""Starting, probing and stopping a FormFlow stack: what scripts/ and bench/ share.
+
+Standard library only. The command lines come from the Procfile (scripts/procfile.py); this
+module runs them, each in its own session so that stopping one reaches its children and no
+other process, and waits for the service to answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from procfile import ROOT, ProcfileError, command
+
+__all__ = [
+    "ROOT",
+    "ProcfileError",
+    "StackFailed",
+    "command",
+    "free_port",
+    "port_taken",
+    "probe",
+    "stage",
+    "started",
+    "stop",
+    "timed",
+    "wait_until_up",
+]
+
+RUNTIME_BIN = ROOT / ".venv" / "bin"
+
+
+class StackFailed(Exception):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_taken(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something already listens on ``host:port`` (binding it is refused)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+@contextmanager
+def started(
+    words: list, env: Mapping[str, str], log: Path, name: str | None = None
+) -> Iterator[subprocess.Popen]:
+    """Start one process with its output appended to ``log``; stop it (and only it, with its
+    children) afterwards."""
+    with log.open("ab") as output:
+        if name:
+            print(f"stack: starting {name}", flush=True)
+        process = subprocess.Popen(
+            [str(word) for word in words], cwd=ROOT, env=dict(env), stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        yield process
+    finally:
+        stop(process)
+        if name:
+            print(f"stack: stopped {name}", flush=True)
+
+
+def stop(process: subprocess.Popen, timeout: float = 30) -> None:
+    """SIGTERM to the process's session, then SIGKILL after ``timeout`` seconds."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def probe(url: str, headers: Mapping[str, str] | None = None,
+          context: ssl.SSLContext | None = None) -> tuple[int, dict | None]:
+    """One GET: its status (0 when nothing answered) and its JSON body, if it has one."""
+    request = urllib.request.Request(url, headers=dict(headers or {}))
+    try:
+        with urllib.request.urlopen(request, timeout=5, context=context) as response:
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, raw = error.code, error.read()
+    except OSError:
+        return 0, None
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, None
+
+
+def health(base: str, headers: Mapping[str, str] | None = None,
+           context: ssl.SSLContext | None = None) -> tuple[str, int, dict | None]:
+    """/readyz when the service has it (200 or 503 with JSON), else /healthz: which one
+    answered, its status and body."""
+    status, body = probe(base + "/readyz", headers, context)
+    if status in (200, 503) and isinstance(body, dict) and "status" in body:
+        return "/readyz", status, body
+    status, body = probe(base + "/healthz", headers, context)
+    return "/healthz", status, body
+
+
+def wait_until_up(
+    base: str,
+    processes: Sequence[subprocess.Popen] = (),
+    timeout: float = 120,
+    headers: Mapping[str, str] | None = None,
+    context: ssl.SSLContext | None = None,
+) -> None:
+    """Wait until ``base``/healthz answers 200; fail at once if a process exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for process in processes:
+            if process.poll() is not None:
+                raise StackFailed(f"{process.args[0]} exited with {process.returncode} at start")
+        if probe(base + "/healthz", headers, context)[0] == 200:
+            return
+        time.sleep(0.3)
+    raise StackFailed(f"{base}/healthz did not answer within {timeout}s")
+
+
+@contextmanager
+def stage(label: str) -> Iterator[None]:
+    """Print how long the block took (CI prints every pass's duration)."""
+    began = time.monotonic()
+    print(f"== {label}", flush=True)
+    try:
+        yield
+    finally:
+        print(f"== {label}: {time.monotonic() - began:.1f} s", flush=True)
+
+
+def timed(action: Callable[[], object], repeat: int, warm_up: int = 0) -> dict[str, float]:
+    """``action`` run ``warm_up`` times unmeasured, then ``repeat`` times: milliseconds."""
+    for _ in range(warm_up):
+        action()
+    samples = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - began) * 1000)
+    samples.sort()
+    return {
+        "median_ms": round(statistics.median(samples), 2),
+        "p95_ms": round(samples[max(0, int(len(samples) * 0.95) - 1)], 2),
+        "max_ms": round(samples[-1], 2),
+    }

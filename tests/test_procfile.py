@@ -1,0 +1,88 @@
+"""The Procfile is the one place the process command lines live: its reader expands it as a
+shell would, and the systemd units in deploy/ are what it generates."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import procfile  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_procfile_has_web_worker_and_beat():
+    assert list(procfile.entries()) == ["web", "worker", "beat"]
+
+
+def test_defaults_apply_and_the_environment_overrides_them():
+    default = procfile.command("web", env={})
+    assert default[:4] == ["gunicorn", "config.asgi:application", "--worker-class",
+                           "config.serving.worker.Worker"]
+    assert default[default.index("--bind") + 1] == "127.0.0.1:8000"
+    assert default[default.index("--workers") + 1] == "2"
+    assert default[-2:] == ["--access-logfile", "-"]  # the access log is on in production
+
+    chosen = procfile.command("web", env={"PORT": "18555", "WEB_CONCURRENCY": "3"})
+    assert chosen[chosen.index("--bind") + 1] == "127.0.0.1:18555"
+    assert chosen[chosen.index("--workers") + 1] == "3"
+
+
+def test_the_reader_agrees_with_a_posix_shell(tmp_path):
+    for name, line in procfile.entries().items():
+        env = {"PATH": "/usr/bin:/bin", "PORT": "18556", "LOG_LEVEL": "WARNING"}
+        shell = subprocess.run(["sh", "-c", f'for w in {line}; do printf "%s\\n" "$w"; done'],
+                               env=env, capture_output=True, text=True, check=True)
+        assert shell.stdout.splitlines() == procfile.command(name, env=env), name
+
+
+def test_a_variable_without_a_default_must_be_set(tmp_path, monkeypatch):
+    procfile_path = tmp_path / "Procfile"
+    procfile_path.write_text("# a comment: not a line\nweb: serve --port $PORT\n")
+    monkeypatch.setattr(procfile, "PROCFILE", procfile_path)
+
+    assert procfile.command("web", env={"PORT": "1"}) == ["serve", "--port", "1"]
+    with pytest.raises(procfile.ProcfileError, match="needs PORT"):
+        procfile.command("web", env={})
+    with pytest.raises(procfile.ProcfileError, match="no 'beat' line"):
+        procfile.command("beat", env={})
+
+
+def test_the_first_word_comes_from_the_bin_folder_when_it_is_there(tmp_path):
+    (tmp_path / "celery").write_text("")
+    assert procfile.command("beat", env={}, bin_dir=tmp_path)[0] == str(tmp_path / "celery")
+    assert procfile.command("web", env={}, bin_dir=tmp_path)[0] == "gunicorn"
+
+
+def test_the_systemd_units_are_the_ones_the_procfile_makes():
+    generated = procfile.units()
+    on_disk = {path.name: path.read_text()
+               for path in (ROOT / "deploy" / "systemd").glob("*.service")}
+    assert on_disk == generated, "run: python3 scripts/procfile.py units deploy/systemd"
+
+
+def test_each_unit_runs_its_procfile_line_with_the_defaults_in_its_environment():
+    web = procfile.units()["formflow-web.service"]
+    assert ("ExecStart=/opt/formflow/.venv/bin/gunicorn config.asgi:application "
+            "--worker-class config.serving.worker.Worker --bind ${BIND_HOST}:${PORT} "
+            "--workers ${WEB_CONCURRENCY} --threads ${WEB_THREADS} --access-logfile -\n") in web
+    assert ('Environment="DATA_DIR=/var/lib/formflow" "BIND_HOST=127.0.0.1" "PORT=8000" '
+            '"WEB_CONCURRENCY=2" "WEB_THREADS=4"\n') in web
+    # The environment file comes after the defaults, so it overrides them.
+    assert web.index("Environment=") < web.index("EnvironmentFile=/etc/formflow/formflow.env")
+    for name in ("web", "worker", "beat"):
+        text = procfile.units()[f"formflow-{name}.service"]
+        for line in ("Restart=always", "User=formflow", "NoNewPrivileges=yes",
+                     "ProtectSystem=strict", "ReadWritePaths=/var/lib/formflow",
+                     "PrivateTmp=yes", "ProtectHome=yes"):
+            assert f"\n{line}\n" in text, (name, line)
+
+
+def test_show_prints_the_expanded_line():
+    result = subprocess.run([sys.executable, "scripts/procfile.py", "show", "beat"], cwd=ROOT,
+                            env={"PATH": "/usr/bin:/bin", "LOG_LEVEL": "DEBUG"},
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip().endswith("celery -A config beat --loglevel DEBUG")
