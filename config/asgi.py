@@ -5,5 +5,7 @@ from django.conf import settings
 
 from config.serving.bridge import WsgiBridge
 from config.wsgi import application as wsgi_application
+from files.receiving import LARGEST_BODY
 
-application = WsgiBridge(wsgi_application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+application = WsgiBridge(wsgi_application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+                         upload_limit=LARGEST_BODY)

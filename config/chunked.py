@@ -13,9 +13,13 @@ read, never a shorter body.
 
 from __future__ import annotations
 
-import io
+import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from config import bodies
+
+SPOOL_BYTES = 256 * 1024
 
 
 class IncompleteBody(OSError):
@@ -49,28 +53,36 @@ class WholeBody:
 
 
 class ChunkedBodies:
-    def __init__(self, app: Callable, limit: int) -> None:
+    def __init__(self, app: Callable, limit: int, upload_limit: int | None = None) -> None:
         self.app = app
         self.limit = limit
+        # A multipart post to a public form may carry files (config/bodies.py).
+        self.upload_limit = limit if upload_limit is None else upload_limit
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
         if chunked and not environ.get("CONTENT_LENGTH"):
-            body = _read(environ["wsgi.input"], self.limit + 1)
-            environ["wsgi.input"] = io.BytesIO(body)
-            environ["CONTENT_LENGTH"] = str(len(body))
+            limit = bodies.limit_for(environ.get("REQUEST_METHOD", ""),
+                                     environ.get("PATH_INFO", ""),
+                                     environ.get("CONTENT_TYPE", ""), self.limit,
+                                     self.upload_limit)
+            body, length = _read(environ["wsgi.input"], limit + 1)
+            environ["wsgi.input"] = body
+            environ["CONTENT_LENGTH"] = str(length)
         elif environ.get("CONTENT_LENGTH", "").isdigit():
             environ["wsgi.input"] = WholeBody(environ["wsgi.input"], int(environ["CONTENT_LENGTH"]))
         return self.app(environ, start_response)
 
 
-def _read(stream, most: int) -> bytes:
-    """Up to ``most`` bytes; a read may return fewer than asked before the end."""
-    parts, total = [], 0
+def _read(stream, most: int) -> tuple[Any, int]:
+    """Up to ``most`` bytes, in memory up to 256 KiB and then in a temporary file, and their
+    count; a read may return fewer than asked before the end."""
+    body, total = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES), 0  # noqa: SIM115  # the request closes it
     while total < most:
         part = stream.read(min(64 * 1024, most - total))
         if not part:
             break
-        parts.append(part)
+        body.write(part)
         total += len(part)
-    return b"".join(parts)
+    body.seek(0)
+    return body, total

@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 import formflow
 from config import env
@@ -55,6 +56,7 @@ INSTALLED_APPS = [
     "integrations",
     "dashboard",
     "operations",
+    "files",
 ]
 
 MIDDLEWARE = [
@@ -156,6 +158,41 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+
+
+# --- Uploaded files (contract, "File uploads") --------------------------------------------
+# A folder in the local data folder by default; ``s3://bucket/prefix`` for any S3-compatible
+# store (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, S3_ENDPOINT_URL).
+def _uploads_storage(url: str | None) -> dict:
+    if not url:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                "OPTIONS": {"location": str(DATA_DIR / "uploads"), "base_url": "/unused/",
+                            "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+    parts = urlsplit(url)
+    if parts.scheme == "file" and parts.path.startswith("/"):
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                "OPTIONS": {"location": parts.path, "base_url": "/unused/",
+                            "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+    if parts.scheme != "s3" or not parts.netloc:
+        raise ImproperlyConfigured("STORAGE_URL must be s3://bucket/prefix or file:///folder")
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        "bucket_name": parts.netloc,
+        "location": parts.path.strip("/"),
+        "endpoint_url": env.optional("S3_ENDPOINT_URL"),
+        "access_key": env.optional("AWS_ACCESS_KEY_ID"),
+        "secret_key": env.optional("AWS_SECRET_ACCESS_KEY"),
+        "region_name": env.optional("AWS_DEFAULT_REGION"),
+        "default_acl": None,  # the bucket's own (private) policy: files are never public
+        "file_overwrite": False,
+        "querystring_auth": False,  # links are this service's own signed ones, never S3's
+    }}
+
+
+STORAGE_URL = env.optional("STORAGE_URL")
+STORAGES["uploads"] = _uploads_storage(STORAGE_URL)
+DEFAULT_STORAGE_QUOTA_BYTES = env.integer(
+    "DEFAULT_STORAGE_QUOTA_BYTES", 1024 * 1024 * 1024, minimum=0)
+
 # Serve static files straight from the apps' folders, so no collectstatic step is needed.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG

@@ -54,6 +54,9 @@ class Form(models.Model):
     # Submissions older than this many days are deleted (contract, "Submission lifecycle");
     # null keeps them for good.
     retention_days = models.PositiveIntegerField(null=True, blank=True)
+    # File uploads (contract, "File uploads"): null keeps no file, only its placeholder; else
+    # {"maxBytes", "maxFiles", "types"} (files/receiving.py).
+    file_uploads = models.JSONField(null=True, blank=True)
     # Every field name the form has stored, in order of first appearance (at most 500 new
     # ones are taken: contract, "Input limits"). Written only when a submission brings a name
     # the form has not seen, so the usual submission reads it and writes nothing.

@@ -41,7 +41,7 @@ PUBLIC_FORM = rawsql.OwnedRow(
     {
         "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
         "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "spam_filter",
-        "blocked_words", "field_names",
+        "blocked_words", "field_names", "file_uploads",
     },
     {"id", "monthly_submission_limit", "spam_marks"},
     where="t.slug = %s",

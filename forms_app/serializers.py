@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import re
+
 from rest_framework import serializers
 
 from config import strict
 from config.timefmt import TimestampField
+from files.receiving import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider, Form
 from forms_app.origins import normalize_origin, origin_validator, url_validator
 
@@ -11,6 +14,10 @@ MAX_ORIGINS = 100
 MAX_BLOCKED_WORDS = 200
 MAX_BLOCKED_WORD_LENGTH = 100
 MAX_RETENTION_DAYS = 3650
+MAX_UPLOAD_TYPES = 50
+# type/subtype (RFC 6838's restricted names), or type/* for a family.
+MIME_TYPE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62}/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62})")
 READ_ONLY_KEYS = {
     "_id",
     "slug",
@@ -36,6 +43,35 @@ class StrictSerializer(serializers.Serializer):
                     {key: "Unknown field." for key in sorted(unknown)}
                 )
         return super().to_internal_value(data)
+
+
+class FileUploadsSerializer(StrictSerializer):
+    maxBytes = strict.IntegerField(min_value=1, max_value=MAX_FILE_BYTES)
+    maxFiles = strict.IntegerField(min_value=1, max_value=MAX_FILES)
+    types = serializers.ListField(child=serializers.JSONField(), min_length=1,
+                                  max_length=MAX_UPLOAD_TYPES)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(
+                "Must be null or an object of maxBytes, maxFiles and types.")
+        # Whole even in a PATCH (a partial update would take a half object).
+        missing = {name: "This field is required." for name in ("maxBytes", "maxFiles", "types")
+                   if name not in data}
+        if missing:
+            raise serializers.ValidationError(missing)
+        return super().to_internal_value(data)
+
+    def validate_types(self, values: list) -> list[str]:
+        """MIME types (``application/pdf``) or families (``image/*``), lower-cased."""
+        types: list[str] = []
+        for value in values:
+            if not isinstance(value, str) or not MIME_TYPE.fullmatch(value):
+                raise serializers.ValidationError(
+                    "Each type must be a MIME type (application/pdf) or a family (image/*).")
+            if value.lower() not in types:
+                types.append(value.lower())
+        return types
 
 
 class FormInputSerializer(StrictSerializer):
@@ -75,6 +111,7 @@ class FormInputSerializer(StrictSerializer):
         source="retention_days", min_value=1, max_value=MAX_RETENTION_DAYS, allow_null=True,
         required=False,
     )
+    fileUploads = FileUploadsSerializer(source="file_uploads", allow_null=True, required=False)
     recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
@@ -117,6 +154,12 @@ class FormInputSerializer(StrictSerializer):
         return value or None
 
 
+class FileUploadsOut(serializers.Serializer):
+    maxBytes = serializers.IntegerField()
+    maxFiles = serializers.IntegerField()
+    types = serializers.ListField(child=serializers.CharField())
+
+
 class FormSerializer(serializers.ModelSerializer):
     _id = serializers.CharField(source="pk", read_only=True)
     redirectUrl = serializers.CharField(source="redirect_url", allow_null=True)
@@ -129,6 +172,7 @@ class FormSerializer(serializers.ModelSerializer):
     spamFilter = serializers.SerializerMethodField()
     blockedWords = serializers.ListField(source="blocked_words", child=serializers.CharField())
     retentionDays = serializers.IntegerField(source="retention_days", allow_null=True)
+    fileUploads = FileUploadsOut(source="file_uploads", allow_null=True)
     recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
     submissionCount = serializers.IntegerField(source="submission_count")
     spamCount = serializers.IntegerField(source="spam_count")
@@ -150,6 +194,7 @@ class FormSerializer(serializers.ModelSerializer):
             "spamFilter",
             "blockedWords",
             "retentionDays",
+            "fileUploads",
             "recaptchaEnabled",
             "submissionCount",
             "spamCount",

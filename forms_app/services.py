@@ -5,11 +5,12 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import User
+from files.services import delete_files_of_form
 from forms_app.models import Form
 
 UPDATABLE = (
     "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
-    "spam_filter", "blocked_words", "retention_days",
+    "spam_filter", "blocked_words", "retention_days", "file_uploads",
 )
 
 
@@ -41,5 +42,7 @@ def form_update(*, form: Form, **changes: Any) -> Form:
 
 @transaction.atomic
 def form_delete(*, form: Form) -> None:
-    """Deletes the form and its submissions; its public endpoint answers 404 from now on."""
+    """Deletes the form and its submissions (and their files); its public endpoint answers
+    404 from now on."""
+    delete_files_of_form(form.pk)
     form.delete()

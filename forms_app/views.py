@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
+from files.selectors import add_files
 from forms_app import selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
@@ -104,7 +105,8 @@ class FormViewSet(
         )
         return Response(
             {
-                "data": [submission_json(row, with_meta=True) for row in result.rows],
+                "data": add_files([submission_json(row, with_meta=True) for row in result.rows],
+                                  form),
                 "page": result.page,
                 "limit": result.limit,
                 "total": result.total,
@@ -136,7 +138,7 @@ class FormViewSet(
     )
     def not_spam(self, request: Request, pk: str, submission_id: str) -> Response:
         rescued = submission_rescue(submission=self.submission(submission_id))
-        return Response(submission_json(rescued, with_meta=True))
+        return Response(add_files([submission_json(rescued, with_meta=True)], rescued.form)[0])
 
     @extend_schema(
         request=None,
@@ -151,7 +153,7 @@ class FormViewSet(
     )
     def mark_spam(self, request: Request, pk: str, submission_id: str) -> Response:
         marked = submission_mark_spam(submission=self.submission(submission_id))
-        return Response(submission_json(marked, with_meta=True))
+        return Response(add_files([submission_json(marked, with_meta=True)], marked.form)[0])
 
     @extend_schema(
         request=None,

@@ -6,6 +6,7 @@ from typing import Any
 
 from config import clock
 from config.timefmt import iso
+from files.selectors import files_of, shown
 from integrations.models import Delivery, Integration
 from submissions.models import Submission
 
@@ -28,8 +29,17 @@ def submission_event(submission: Submission) -> dict[str, Any]:
             "formName": form.name,
             "submittedAt": iso(submission.submitted_at),
             "fields": dict(submission.data),
+            **_files(submission),
         },
     }
+
+
+def _files(submission: Submission) -> dict[str, Any]:
+    """``files`` when the form's submissions carry them, with links signed now (at the
+    attempt, so a retry hours later still sends links that work for an hour)."""
+    if not shown(submission.form):
+        return {}
+    return {"files": files_of(submission.pk)}
 
 
 def test_event(integration: Integration) -> dict[str, Any]:

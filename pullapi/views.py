@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from config import ratelimit, redis
 from config.errors import ServiceError
 from config.schema import error
+from files.selectors import add_files, shown, texts_with_files
 from pullapi import cursors, params, services
 from pullapi.authentication import ApiKeyAuthentication
 from pullapi.models import ApiKey
@@ -112,7 +113,8 @@ class SubmissionListView(PullApiView):
             next_cursor = cursors.encode(form_id=form_id, order=order, position=page.last)
         # The rows come as JSON text; the rest of the body is written around them.
         tail = json.dumps({"nextCursor": next_cursor, "hasMore": page.has_more})
-        body = '{"data":[' + ",".join(page.rows) + "]," + tail[1:]
+        rows = texts_with_files(page.rows) if page.rows and shown(form_id=form_id) else page.rows
+        body = '{"data":[' + ",".join(rows) + "]," + tail[1:]
         return HttpResponse(body.encode(), content_type="application/json")
 
 
@@ -132,7 +134,8 @@ class SubmissionDetailView(PullApiView):
         submission = Submission.inbox.filter(pk=ident, form__api_keys=self.api_key(request)).first()
         if submission is None:
             raise submission_not_found()
-        return Response({"data": submission_json(submission, only=query.get("fields"))})
+        body = submission_json(submission, only=query.get("fields"))
+        return Response({"data": add_files([body], form_id=submission.form_id)[0]})
 
 
 def stream_in_progress() -> ServiceError:

@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from django.http import StreamingHttpResponse
 
 from config.timefmt import iso
+from files import selectors as files
 from forms_app.models import Form
 from submissions import horizon
 from submissions.models import Submission
@@ -110,14 +111,20 @@ def _pg_rows(columns: str, params: list, form_id, since=None, before=None,
             yield rows
 
 
-def _python_csv(form: Form, names: list[str], search: Search) -> Iterator[str]:
-    """The rows (no header) shaped in Python: SQLite's way."""
+def _python_csv(form: Form, names: list[str], search: Search,
+                links: bool = False) -> Iterator[str]:
+    """The rows (no header) shaped in Python: SQLite's way, and any form's whose rows end
+    with their files' links (one a line in the last cell)."""
     out = io.StringIO()
     write = csv.writer(out).writerow
     for batch in batches(inbox(form.pk, search=search)):
+        found = files.files_by_submission([row[0] for row in batch]) if links else {}
         for ident, moment, data in batch:
             fields = dict(data)
-            write([ident, iso(moment), *[_cell(fields.get(name)) for name in names]])
+            cells = [ident, iso(moment), *[_cell(fields.get(name)) for name in names]]
+            if links:
+                cells.append("\n".join(item["url"] for item in found.get(str(ident), [])))
+            write(cells)
         yield out.getvalue()
         out.seek(0)
         out.truncate()
@@ -181,7 +188,10 @@ def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
     """The inbox, or the part of it ``search`` matches, as CSV."""
     names, search = list(form.field_names), search or Search()
     rows: Iterator[str | bytes]
-    if connection.vendor == "postgresql":
+    links = files.shown(form)
+    if links:  # the links are signed here, so these rows are shaped in Python
+        rows = _python_csv(form, names, search, links=True)
+    elif connection.vendor == "postgresql":
         rows = _pg_csv(form, names, search)
     else:
         rows = _python_csv(form, names, search)
@@ -190,7 +200,7 @@ def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
     # Lines end as the rows' do: "\n" from COPY, "\r\n" from Python's csv module (which
     # quotes a carriage return only when it is part of its line terminator).
     csv.writer(out, lineterminator="\n" if isinstance(first, bytes) else "\r\n").writerow(
-        ["id", "submittedAt", *(safe_cell(name) for name in names)])
+        ["id", "submittedAt", *(safe_cell(name) for name in names), *(["files"] if links else [])])
     header = out.getvalue()
     yield header.encode() + first if isinstance(first, bytes) else header + first
     yield from rows
@@ -200,14 +210,18 @@ def _json_texts(form_id, since=None, before=None, only: set[str] | None = None,
                 search: Search | None = None) -> Iterator[list[str]]:
     """Each row in the pull API's shape as JSON text, ``BATCH`` at a time, from one
     snapshot; ``only``: just these fields."""
+    with_files = files.shown(form_id=form_id)
     if connection.vendor != "postgresql":
         for batch in batches(inbox(form_id, since, before, search)):
-            yield [json.dumps(_pull_shape(form_id, row, only), ensure_ascii=False)
-                   for row in batch]
+            bodies = [_pull_shape(form_id, row, only) for row in batch]
+            if with_files:
+                files.with_files(bodies)
+            yield [json.dumps(body, ensure_ascii=False) for body in bodies]
         return
     names = sorted(only) if only is not None else None
     for rows in _pg_rows(ROW_AS_JSON, [names, names], form_id, since, before, search):
-        yield [text for (text,) in rows]
+        texts = [text for (text,) in rows]
+        yield files.texts_with_files(texts) if with_files and texts else texts
 
 
 def _pull_shape(form_id, row: tuple, only: set[str] | None) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from typing import Any
 
 from config.errors import ServiceError
 from config.ids import new_id
+from files.receiving import Received, receiving
+from files.services import files_stored
 from forms_app import form_cache
 from forms_app.models import Form
 from submissions import admission, captcha, idempotency, learning, spam
@@ -45,6 +47,15 @@ class Body:
     def __init__(self, read: Callable[[], list[list]]) -> None:
         self._read = read
         self._read_once: tuple[list[list], ServiceError | None] | None = None
+        self.uploads: Received | None = None  # the files, when the form keeps them
+
+    def receive_files(self, form: Form | None) -> Received | None:
+        self.uploads = receiving(form) if form is not None else None
+        return self.uploads
+
+    def close(self) -> None:
+        if self.uploads is not None:
+            self.uploads.close()
 
     def __call__(self) -> list[list]:
         if self._read_once is None:
@@ -114,7 +125,9 @@ def _run(
     if checked is None:
         ticket.release()
         return False
-    _store(visit, form, checked, ticket, submission_id)
+    with files_stored(form=form, received=getattr(read_fields, "uploads", None),
+                      submission_id=submission_id):
+        _store(visit, form, checked, ticket, submission_id)
     return True
 
 

@@ -18,6 +18,7 @@ from django.http import HttpRequest, QueryDict, UnreadablePostError
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 
 from config.errors import INCOMPLETE_BODY, ServiceError
+from files.receiving import Received
 from submissions import validation
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -49,9 +50,10 @@ def not_utf8() -> ServiceError:
 
 
 
-def too_large() -> ServiceError:
+def too_large(limit: int = MAX_BODY_BYTES) -> ServiceError:
+    size = "10 MiB" if limit == MAX_BODY_BYTES else f"{limit} bytes"
     return ServiceError(
-        "payload_too_large", "The submission is larger than 10 MiB.", status_code=413
+        "payload_too_large", f"The submission is larger than {size}.", status_code=413
     )
 
 
@@ -175,12 +177,13 @@ class _Watched:
         )
 
 
-def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
+def _multipart_pairs(request: HttpRequest, uploads: Received | None) -> list[tuple[str, Any]]:
     boundary = (request.content_params or {}).get("boundary", "")
     if not BOUNDARY.fullmatch(boundary):
         raise malformed_multipart()
     body = _Watched(request, len(boundary) + 8)
-    handler = CountingUploadHandler(request)
+    # A form with uploads on keeps its files (files/receiving.py); any other counts them.
+    handler = uploads.handler(request) if uploads else CountingUploadHandler(request)
     try:
         parser = OrderedMultiPartParser(request.META, body, [handler], _part_encoding(request))
         post, files = parser.parse()
@@ -202,22 +205,28 @@ def _multipart_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
     ]
 
 
-def read_fields(request: HttpRequest) -> list[list[Any]]:
-    """The submitted fields as ``[[name, value], ...]``; raises ServiceError on bad input."""
+def read_fields(request: HttpRequest, uploads: Received | None = None) -> list[list[Any]]:
+    """The submitted fields as ``[[name, value], ...]``; raises ServiceError on bad input.
+
+    ``uploads``: the form takes files; a multipart body may then be as large as its limits
+    allow, and its files are kept in ``uploads`` (a file field still holds the placeholder)."""
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
-    if length > MAX_BODY_BYTES:
-        raise too_large()
     content_type = request.content_type or ""
+    if uploads is not None and content_type != "multipart/form-data":
+        uploads = None
+    limit = MAX_BODY_BYTES if uploads is None else uploads.limits.body_limit
+    if length > limit:
+        raise too_large(limit)
     try:
         if content_type == "application/json" or content_type.endswith("+json"):
             pairs = _json_pairs(request)
         elif content_type == "application/x-www-form-urlencoded":
             pairs = _urlencoded_pairs(request)
         elif content_type == "multipart/form-data":
-            pairs = _multipart_pairs(request)
+            pairs = _multipart_pairs(request, uploads)
         else:
             raise ServiceError(
                 "unsupported_media_type",

@@ -73,7 +73,7 @@ class SubmitView(APIView):
 
     def submit(self, request: HttpRequest, slug: str) -> HttpResponse:
         visit = Visit.of(request)
-        body = intake.Body(lambda: payload.read_fields(request))
+        body = intake.Body(lambda: payload.read_fields(request, body.receive_files(form)))
         form = None
         try:
             form = form_cache.form_at(slug)
@@ -92,6 +92,8 @@ class SubmitView(APIView):
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
             return Responder(visit, form).error(database_unavailable())
+        finally:
+            body.close()  # temporary files of uploads, stored or not
         return Responder(visit, form).success(submission_id)
 
     @extend_schema(

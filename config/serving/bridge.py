@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from config import bodies
+
 logger = logging.getLogger(__name__)
 
 SPOOL_BYTES = 256 * 1024
@@ -35,9 +37,12 @@ SERVER_ERROR = json.dumps(
 
 
 class WsgiBridge:
-    def __init__(self, app: Callable, body_limit: int, threads: int = 8) -> None:
+    def __init__(self, app: Callable, body_limit: int, threads: int = 8,
+                 upload_limit: int | None = None) -> None:
         self.app = app
         self.body_limit = body_limit  # one byte more is read, so the app can refuse it as 413
+        # A multipart post to a public form may carry files (config/bodies.py).
+        self.upload_limit = body_limit if upload_limit is None else upload_limit
         self.threads = threads  # the gunicorn worker sets it from --threads before serving
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -52,7 +57,7 @@ class WsgiBridge:
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             return  # no lifespan or WebSocket support: uvicorn is told to use neither
-        body = await read_body(receive, self.body_limit + 1)
+        body = await read_body(receive, self.limit_for(scope) + 1)
         if body is None:
             return  # the client left, or the server refused the request at its edge
         loop = asyncio.get_running_loop()
@@ -71,6 +76,13 @@ class WsgiBridge:
                 headers.append((b"content-length", str(len(content)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": content})
+
+
+    def limit_for(self, scope: dict) -> int:
+        content_type = next((value.decode("latin-1") for name, value in scope["headers"]
+                             if name.lower() == b"content-type"), "")
+        return bodies.limit_for(scope["method"], scope.get("path", ""), content_type,
+                                self.body_limit, self.upload_limit)
 
 
 class Body(tempfile.SpooledTemporaryFile):

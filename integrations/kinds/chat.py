@@ -18,8 +18,12 @@ ELLIPSIS = "…"
 
 
 def lines(event: dict[str, Any], escape) -> list[str]:
+    """Every field, then a link per stored file: the link is the service's own signed URL,
+    so it is left as it is; the file's name, submitted text, is escaped."""
     fields = event["data"]["fields"]
-    return [f"{escape(name)}: {escape(field_text(value))}" for name, value in fields.items()]
+    shown = [f"{escape(name)}: {escape(field_text(value))}" for name, value in fields.items()]
+    files = [f"{escape(item['name'])}: {item['url']}" for item in event["data"].get("files", [])]
+    return shown + files
 
 
 def cut(text: str, limit: int, *, keep_whole=None) -> str:

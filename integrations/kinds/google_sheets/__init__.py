@@ -10,14 +10,26 @@ from integrations.clients import google
 from integrations.kinds.base import Kind, Outcome
 from submissions.representation import field_text
 
+FILES_COLUMN = "files"
+
+
+def _cells(event: dict[str, Any]) -> dict[str, Any]:
+    """The row's cells by column name: the fields, and, when the submission has files, their
+    links (one a line) in a ``files`` column."""
+    data = event["data"]
+    cells = dict(data["fields"])
+    if data.get("files"):
+        cells[FILES_COLUMN] = "\n".join(item["url"] for item in data["files"])
+    return cells
+
 
 def sheet_row(columns: list[str], event: dict[str, Any]) -> list[str]:
     data = event["data"]
-    fields = data["fields"]
+    cells = _cells(event)
     return [
         data["submittedAt"],
         data["id"],
-        *(field_text(fields.get(name)) for name in columns[2:]),
+        *(field_text(cells.get(name)) for name in columns[2:]),
     ]
 
 
@@ -25,7 +37,7 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
     tokens = google.Tokens.from_dict(integration.secrets)
     creds = google.credentials(tokens)
     spreadsheet_id = integration.config["spreadsheetId"]
-    columns, written = sheet_columns.reserve(integration.pk, event["data"]["fields"])
+    columns, written = sheet_columns.reserve(integration.pk, _cells(event))
     try:
         google.refresh_if_expired(creds)
         if written < len(columns):

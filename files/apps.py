@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FilesConfig(AppConfig):
+    name = "files"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from files import views
+
+app_name = "files"
+
+urlpatterns = [
+    path("files/<str:file_id>", views.download, name="download"),
+]

@@ -1,0 +1,70 @@
+"""The upload tests run twice: on the local folder, and on a real S3-compatible server
+(moto's server mode, on loopback) through django-storages, as an operator's STORAGE_URL would."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+MOTO_PORT = 18790
+BUCKET = "formflow-test"
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{MOTO_PORT}"
+    server.stop()
+
+
+class LocalStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def setting(self) -> dict:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                "OPTIONS": {"location": str(self.root), "base_url": "/unused/"}}
+
+    def keys(self) -> list[str]:
+        return sorted(str(path.relative_to(self.root)) for path in self.root.rglob("*")
+                      if path.is_file())
+
+
+class S3Store:
+    def __init__(self, endpoint: str, prefix: str) -> None:
+        import boto3
+
+        self.endpoint, self.prefix = endpoint, prefix
+        self.client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                                   aws_access_key_id="test", aws_secret_access_key="test")
+        with contextlib.suppress(self.client.exceptions.BucketAlreadyOwnedByYou):
+            self.client.create_bucket(Bucket=BUCKET)
+
+    def setting(self) -> dict:
+        return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+            "bucket_name": BUCKET, "location": self.prefix, "endpoint_url": self.endpoint,
+            "access_key": "test", "secret_key": "test", "region_name": "us-east-1",
+            "default_acl": None, "file_overwrite": False, "querystring_auth": False}}
+
+    def keys(self) -> list[str]:
+        found = self.client.list_objects_v2(Bucket=BUCKET, Prefix=self.prefix + "/")
+        return sorted(item["Key"][len(self.prefix) + 1:] for item in found.get("Contents", []))
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, settings, tmp_path):
+    """Where uploads go for this test; ``store.keys()`` lists what is there."""
+    if request.param == "local":
+        chosen: LocalStore | S3Store = LocalStore(tmp_path / "uploads")
+    else:
+        endpoint = request.getfixturevalue("moto_endpoint")
+        chosen = S3Store(endpoint, f"t{os.getpid()}-{os.urandom(4).hex()}")
+    settings.STORAGES = {**settings.STORAGES, "uploads": chosen.setting()}
+    return chosen
