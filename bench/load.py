@@ -42,8 +42,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = ROOT / ".venv" / "bin"
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
-PG_URL = "postgres://postgres@127.0.0.1:5432/formflow_bench"
-REDIS_URL = "redis://127.0.0.1:6379/13"
+# Several people may bench on one machine: each names its own database, Redis database and
+# port range (BENCH_DATABASE, BENCH_REDIS_DB, BENCH_PORTS=first-last).
+PG_DATABASE = os.environ.get("BENCH_DATABASE", "formflow_bench")
+PG_URL = f"postgres://postgres@127.0.0.1:5432/{PG_DATABASE}"
+REDIS_DB = os.environ.get("BENCH_REDIS_DB", "13")
+REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_DB}"
+PORTS = os.environ.get("BENCH_PORTS", "")
 BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello there! " * 10,
         "ref": "SEQUENCE"}
 
@@ -73,9 +78,23 @@ end
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port: any, or the next free one in BENCH_PORTS."""
+    first, _, last = PORTS.partition("-")
+    candidates = range(int(first), int(last) + 1) if PORTS else [0]
+    for candidate in candidates:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            port = sock.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise SystemExit(f"no free port in {PORTS}")
+
+
+_handed_out: set[int] = set()
 
 
 @contextmanager
@@ -298,11 +317,12 @@ def prepare(args: argparse.Namespace, work: Path, hook_port: int) -> tuple[dict,
                  "DEBUG"):
         env.pop(name, None)
     if args.setup == "production":
-        subprocess.run(["psql", "-q", PG_ADMIN, "-c", "DROP DATABASE IF EXISTS formflow_bench"],
+        subprocess.run(["psql", "-q", PG_ADMIN, "-c", f"DROP DATABASE IF EXISTS {PG_DATABASE}"],
                        check=True)
-        subprocess.run(["psql", "-q", PG_ADMIN, "-c", "CREATE DATABASE formflow_bench"],
+        subprocess.run(["psql", "-q", PG_ADMIN, "-c", f"CREATE DATABASE {PG_DATABASE}"],
                        check=True)
-        subprocess.run(["redis-cli", "-n", "13", "flushdb"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["redis-cli", "-n", REDIS_DB, "flushdb"], check=True,
+                       stdout=subprocess.DEVNULL)
         env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL)
     manage(env, "migrate", "--no-input")
     sql(env, "CREATE TABLE bench_floor (id serial PRIMARY KEY, data text)"
