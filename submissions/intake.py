@@ -127,7 +127,8 @@ def _run(
     data, unreadable = _read(read_fields)
     visible = _visible(data, form)
     seen = spam.fingerprint(form.pk, visible, visit.ip or "") if form.spam_filter else None
-    ticket = admission.admit(visit, form, seen_key=seen if visible else None)
+    ticket = admission.admit(visit, form, seen_key=seen if visible else None,
+                             token=str(submission_id))
     try:
         if unreadable is not None:
             raise unreadable
