@@ -302,8 +302,13 @@ def user_update_profile(
 
 def usage_reset(*, user: User) -> None:
     from accounts import quota
+    from accounts.models import current_month
+    from submissions import admission
 
     quota.reset(user)
+    # The counter becomes the requests still running, exactly: never deleted, so one of them
+    # giving its reservation back cannot take it below zero.
+    admission.reset(user.pk, current_month())
 
 
 def token_revoke_if_valid(raw: str | None) -> None:

@@ -66,8 +66,10 @@ TEST_SEND_DEADLINE_SECONDS = 5.0
 
 
 def _check_room_for_one_more(owner: User) -> None:
-    """At most 20 integrations an account: one submission must not fan out without bound."""
-    User.objects.select_for_update().filter(pk=owner.pk).values_list("pk").get()
+    """At most 20 integrations an account: one submission must not fan out without bound.
+    FOR NO KEY UPDATE: submissions being stored meanwhile check their foreign key to the owner
+    without waiting (docs/exactness.md, "Lock order")."""
+    User.objects.select_for_update(no_key=True).filter(pk=owner.pk).values_list("pk").get()
     if Integration.objects.filter(owner=owner).count() >= MAX_INTEGRATIONS:
         raise invalid(
             {"integrations": f"An account may have at most {MAX_INTEGRATIONS} integrations."}

@@ -14,6 +14,13 @@ the storing transaction under the owner's row lock, exact but slower. The Redis 
 the accounts admitted meanwhile are stale then, and are dropped (to be seeded again from the
 database) as soon as this process reaches Redis again.
 
+Each reservation is held under the submission's id in a sorted set beside the counter, with
+its end (Redis's clock) as its score. A release gives back only what its request holds: the
+count goes down only when that id leaves the set, so a counter that was flushed, reset or
+recounted meanwhile is never pushed below what it holds. A recount never deletes the counter:
+it raises it to what the database recorded plus the reservations still live and not yet
+stored (docs/exactness.md).
+
 A form kept in the web process (forms_app/form_cache.py) is checked in the same script, first:
 if it or its owner changed since it was read, nothing is counted and ``Stale`` is raised, for
 the request to run again on a fresh read. So is it while Redis is away.
@@ -30,6 +37,7 @@ from accounts import quota
 from accounts.models import current_month
 from config import ratelimit, redis
 from config.errors import ServiceError, retry_later
+from config.ids import new_id
 from forms_app import form_cache
 from forms_app.models import Form
 from submissions.spam import DUPLICATE_WINDOW_SECONDS
@@ -37,17 +45,18 @@ from submissions.visit import Visit
 
 RATE_WINDOW_SECONDS = 60
 
-# KEYS: rate counter, quota counter, the version tokens of the form and of its owner, and the
-# submission's fingerprint for the spam filter's duplicate check (or none). ARGV: rate limit,
-# window seconds, monthly limit, whether to count the rate (not when retrying after seeding
-# the quota), seconds a fingerprint is kept, whether the form is a kept copy, and the tokens
-# it was read under.
+# KEYS: rate counter, quota counter, the quota's live reservations, the version tokens of the
+# form and of its owner, and the submission's fingerprint for the spam filter's duplicate
+# check (or none). ARGV: rate limit, window seconds, monthly limit, whether to count the rate
+# (not when retrying after seeding the quota), seconds a fingerprint is kept, whether the form
+# is a kept copy, the tokens it was read under, the reservation's id, how long it is held, and
+# how long the reservations' set is kept.
 # Answers: 0 admitted (one submission reserved), 1 rate limited, 2 quota not seeded, 3 over
 # quota, 4 admitted as a duplicate (held by the filter, so nothing reserved), 5 the kept form
 # is stale (nothing counted).
 GATE = """
-if ARGV[6] == '1' and (redis.call('GET', KEYS[3]) ~= ARGV[7]
-                       or redis.call('GET', KEYS[4]) ~= ARGV[8]) then
+if ARGV[6] == '1' and (redis.call('GET', KEYS[4]) ~= ARGV[7]
+                       or redis.call('GET', KEYS[5]) ~= ARGV[8]) then
   return 5
 end
 if ARGV[4] == '1' then
@@ -58,11 +67,56 @@ end
 local used = redis.call('GET', KEYS[2])
 if not used then return 2 end
 if tonumber(used) >= tonumber(ARGV[3]) then return 3 end
-if KEYS[5] and not redis.call('SET', KEYS[5], 1, 'NX', 'EX', ARGV[5]) then return 4 end
+if KEYS[6] and not redis.call('SET', KEYS[6], 1, 'NX', 'EX', ARGV[5]) then return 4 end
+local now = tonumber(redis.call('TIME')[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[10]), ARGV[9])
+redis.call('EXPIRE', KEYS[3], ARGV[11])
 redis.call('INCR', KEYS[2])
 return 0
 """
 ADMITTED, RATE_LIMITED, NOT_SEEDED, OVER_QUOTA, DUPLICATE, STALE = 0, 1, 2, 3, 4, 5
+
+# KEYS: quota counter, its live reservations. ARGV: the reservation's id. Down by one only
+# if this request still held it (and a counter is there to hold it).
+RELEASE = """
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('DECR', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+# KEYS: quota counter, its live reservations. ARGV: the recorded count, the counter's
+# lifetime, '1' to set the count whatever it was (an operator's reset) else only raise it,
+# then the ids among the reservations already stored (counted in the record).
+RECOUNT = """
+local now = tonumber(redis.call('TIME')[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local stored = {}
+for index = 4, #ARGV do stored[ARGV[index]] = true end
+local live = 0
+for _, held in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  if not stored[held] then live = live + 1 end
+end
+local target = tonumber(ARGV[1]) + live
+local current = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if ARGV[3] == '1' or current < target then
+  redis.call('SET', KEYS[1], target, 'EX', ARGV[2])
+  return target
+end
+return current
+"""
+
+# KEYS: the quota's live reservations. Drops the ended ones and lists the rest.
+LIVE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(redis.call('TIME')[1]))
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+"""
+
+# Every request ends within 30 s ("Nothing waits forever"): a reservation held twice that is
+# one whose request has ended.
+HOLD_SECONDS = 60
 
 
 def monthly_limit_reached() -> ServiceError:
@@ -78,8 +132,12 @@ def rate_limited(retry_after: int) -> ServiceError:
 
 
 @functools.cache
-def _script(client):
-    return client.register_script(GATE)
+def _script(client, text: str = GATE):
+    return client.register_script(text)
+
+
+def held_key(user_id, month: date) -> str:
+    return f"{quota.redis_key(user_id, month)}:held"
 
 
 @dataclass
@@ -93,45 +151,91 @@ class Ticket:
     # Whether the fingerprint was seen in the last 10 minutes; None when admission did not
     # look (no fingerprint, no Redis, Redis away).
     duplicate: bool | None = None
+    token: str = ""  # the reservation's id in Redis: the submission's id
 
     def release(self) -> None:
-        """Give the reservation back: nothing was stored."""
+        """Give the reservation back: nothing was stored. Only what this request holds."""
         client = redis.client()
         if self.reserved and client is not None:  # only Redis reserves
             self.reserved = False
-            key = quota.redis_key(self.user_id, self.month)
             try:
-                client.decr(key)
+                _release(client, self.user_id, self.month, self.token)
             except redis.Unavailable as error:
                 redis.failed(error, "giving a reservation back")
-                _stale_quota_keys.add(key)  # counts one too many: seed it again
+                _unreleased.append((self.user_id, self.month, self.token))
 
 
-# Quota counters this process let go stale while Redis was away; dropped on its next reach.
-_stale_quota_keys: set[str] = set()
+def _release(client, user_id, month: date, token: str) -> None:
+    keys = [quota.redis_key(user_id, month), held_key(user_id, month)]
+    _script(client, RELEASE)(keys=keys, args=[token])
+
+
+# While Redis was away: the quotas this process counted in the database only (recounted on
+# its next reach), and the reservations it could not give back (given back then).
+_stale_quotas: set[tuple[object, date]] = set()
+_unreleased: list[tuple[object, date, str]] = []
 
 
 def recount(user_id, month: date) -> None:
-    """After a count made outside admission (a rescue from the spam folder): drop the Redis
-    counter, which the next admission seeds again from the database's record."""
+    """After a count made outside admission (a rescue from the spam folder, an outage):
+    raise the Redis counter to the record plus the live reservations. Never lowered, never
+    deleted: a request admitted before still gives back only what it holds."""
     client = redis.client()
     if client is None:
         return
-    key = quota.redis_key(user_id, month)
     try:
-        client.delete(key)
+        _recount(client, user_id, month)
     except redis.Unavailable as error:
         redis.failed(error, "recounting a quota")
-        _stale_quota_keys.add(key)
+        _stale_quotas.add((user_id, month))
 
 
-def admit(visit: Visit, form: Form, seen_key: str | None = None) -> Ticket:
+def reset(user_id, month: date) -> None:
+    """After an operator's reset of the record: the counter is what is live, exactly."""
+    client = redis.client()
+    if client is not None:
+        _recount(client, user_id, month, replace=True)
+
+
+def _recount(client, user_id, month: date, replace: bool = False) -> int:
+    """Read in this order so that a race counts a submission twice, never not at all: the
+    live reservations, which of them are stored, then the record."""
+    keys = [quota.redis_key(user_id, month), held_key(user_id, month)]
+    held = [token.decode() for token in _script(client, LIVE)(keys=keys[1:])]
+    stored = _stored_among(held)
+    recorded = quota.used(user_id, month)
+    args = [recorded, quota.KEY_TTL_SECONDS, 1 if replace else 0, *stored]
+    return int(_script(client, RECOUNT)(keys=keys, args=args))
+
+
+def _stored_among(tokens: list[str]) -> list[str]:
+    from submissions.models import Submission
+
+    if not tokens:
+        return []
+    found = Submission.objects.filter(pk__in=tokens).values_list("pk", flat=True)
+    return [str(pk) for pk in found]
+
+
+def _catch_up(client) -> None:
+    """What this process owes Redis after an outage."""
+    while _unreleased:
+        _release(client, *_unreleased[0])
+        _unreleased.pop(0)
+    for stale in list(_stale_quotas):
+        _recount(client, *stale)
+        _stale_quotas.discard(stale)
+
+
+def admit(visit: Visit, form: Form, seen_key: str | None = None, token: str = "") -> Ticket:
     """Rate limit, then monthly limit, in the contract's order; raises ServiceError.
 
     ``seen_key``: the submission's fingerprint, noted for the duplicate check in the same
-    round trip (submissions/spam.py)."""
+    round trip (submissions/spam.py). ``token``: the id the submission will be stored under,
+    which names its reservation."""
     owner = form.owner
-    ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False)
+    ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
+                    token=token or str(new_id()))
     client = redis.client()
     if client is not None and redis.available():
         try:
@@ -142,7 +246,7 @@ def admit(visit: Visit, form: Form, seen_key: str | None = None) -> Ticket:
         form_cache.clear()  # nothing can say whether the kept forms still hold
         raise form_cache.Stale
     if client is not None:
-        _stale_quota_keys.add(quota.redis_key(owner.pk, ticket.month))
+        _stale_quotas.add((owner.pk, ticket.month))
     # Without Redis, or while it is away: the cache's window, which is then this process's.
     ratelimit.enforce(f"submit:{form.pk}", visit.rate_key, form.rate_limit)
     if quota.used(owner.pk, ticket.month) >= ticket.limit:
@@ -153,23 +257,22 @@ def admit(visit: Visit, form: Form, seen_key: str | None = None) -> Ticket:
 def _admit_in_redis(
     client, form: Form, address: str, ticket: Ticket, seen_key: str | None
 ) -> Ticket:
-    if _stale_quota_keys:
-        stale = _stale_quota_keys.copy()
-        client.delete(*stale)
-        _stale_quota_keys.difference_update(stale)
+    if _stale_quotas or _unreleased:
+        _catch_up(client)
     owner = form.owner
     now = ratelimit.now()
     window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
     rate_key = f"formflow:rate:submit:{form.pk}:{address}:{window}"
-    keys = [rate_key, quota.redis_key(owner.pk, ticket.month), *form_cache.version_keys(form),
-            *([seen_key] if seen_key else [])]
+    keys = [rate_key, quota.redis_key(owner.pk, ticket.month), held_key(owner.pk, ticket.month),
+            *form_cache.version_keys(form), *([seen_key] if seen_key else [])]
     tokens = form_cache.tokens_of(form)
     gate = _script(client)
     args = [form.rate_limit, RATE_WINDOW_SECONDS + 1, ticket.limit, 1, DUPLICATE_WINDOW_SECONDS,
-            0 if tokens is None else 1, *(tokens or ("", ""))]
+            0 if tokens is None else 1, *(tokens or ("", "")), ticket.token, HOLD_SECONDS,
+            quota.KEY_TTL_SECONDS]
     answer = gate(keys=keys, args=args)
     if answer == NOT_SEEDED:
-        client.set(keys[1], quota.used(owner.pk, ticket.month), nx=True, ex=quota.KEY_TTL_SECONDS)
+        _recount(client, owner.pk, ticket.month)
         args[3] = 0
         answer = gate(keys=keys, args=args)
     if answer == STALE:  # checked last: the form may have changed while the quota was seeded

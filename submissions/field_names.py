@@ -5,6 +5,10 @@ and a Sheets column, and a 200 x 200-name export took seconds and megabytes. The
 holds the names it has stored; a submission whose names are all known (nearly every one)
 only reads them with the form. A new name is added under the form's row lock, so concurrent
 submissions never take the form past the limit.
+
+That lock is FOR NO KEY UPDATE (docs/exactness.md, "Lock order"): it orders the writers of
+the names, and never blocks the foreign-key check of a submission being inserted, which takes
+FOR KEY SHARE on the form row while it holds a monthly usage shard.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ def record(form: Form, data: list[list[Any]]) -> None:
     """Add the submission's new names to the form, or refuse it past the limit."""
     with transaction.atomic():
         current = (
-            Form.objects.select_for_update()
+            Form.objects.select_for_update(no_key=True)
             .filter(pk=form.pk)
             .values_list("field_names", flat=True)
             .first()

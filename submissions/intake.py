@@ -6,6 +6,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.db import IntegrityError
+
 from config.errors import ServiceError
 from config.ids import new_id
 from files.receiving import Received, receiving
@@ -85,20 +87,44 @@ def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> u
             raise form_cache.Stale  # a kept form may be out of date: refuse on a fresh read
         raise origin_not_allowed()
     key = idempotency.parse(visit.idempotency_key)
-    if key is None:
+    body = _fingerprint(form, read_fields) if key is not None else None
+    if key is None or body is None:  # no key, or a body that fails whatever the key says
         submission_id = new_id()
         _run(visit, form, read_fields, submission_id)
         return submission_id
-    claim = idempotency.claim(form, key)
+    claim = _claim(form, key, body)
     if claim.replay:
         return claim.submission_id
     try:
         stored = _run(visit, form, read_fields, claim.submission_id)
+    except IntegrityError:
+        if not Submission.objects.filter(pk=claim.submission_id).exists():
+            claim.give_back()
+            raise
+        stored = True  # a claim taken over from a request that stored after all: its answer
     except BaseException:
         claim.give_back()
         raise
     claim.stored() if stored else claim.dropped()
     return claim.submission_id
+
+
+def _claim(form: Form, key: str, body: str) -> idempotency.Claim:
+    try:
+        return idempotency.claim(form, key, body)
+    except idempotency.FormGone:
+        # Exactly what the same post without a key meets: a kept copy is read afresh, and a
+        # form that is not there is a 404.
+        if form_cache.tokens_of(form) is not None:
+            raise form_cache.Stale from None
+        raise form_not_found() from None
+
+
+def _fingerprint(form: Form, read_fields: Callable[[], list[list]]) -> str | None:
+    """The fingerprint of the fields a keyed request would store; None for a body that
+    cannot be read (refused on its own terms, storing nothing)."""
+    data, unreadable = _read(read_fields)
+    return None if unreadable is not None else idempotency.fingerprint(_visible(data, form))
 
 
 def _run(
@@ -112,7 +138,8 @@ def _run(
     data, unreadable = _read(read_fields)
     visible = _visible(data, form)
     seen = spam.fingerprint(form.pk, visible, visit.ip or "") if form.spam_filter else None
-    ticket = admission.admit(visit, form, seen_key=seen if visible else None)
+    ticket = admission.admit(visit, form, seen_key=seen if visible else None,
+                             token=str(submission_id))
     try:
         if unreadable is not None:
             raise unreadable

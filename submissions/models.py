@@ -128,6 +128,9 @@ class IdempotencyKey(models.Model):
     form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
     key = models.CharField(max_length=255)
     submission_id = models.UUIDField()
+    # The SHA-256 of the first request's stored fields: the same key with another body is
+    # refused (422). Empty for keys claimed before fingerprints were kept.
+    fingerprint = models.CharField(max_length=64, blank=True, default="", db_default="")
     # pending while the first request runs; stored once its submission is; dropped for a
     # honeypot catch, which stores nothing and is still answered as a success.
     state = models.CharField(max_length=7, default="pending")

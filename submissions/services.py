@@ -115,9 +115,11 @@ def _store(
 
 def _check_quota_in_transaction(owner_id, ticket: Ticket) -> None:
     """Without Redis: SQLite runs write transactions one at a time; PostgreSQL without Redis
-    (one web process, not the scaled setup) orders concurrent checks by the owner's row lock."""
+    (one web process, not the scaled setup) orders concurrent checks by the owner's row lock,
+    FOR NO KEY UPDATE: it must not block the foreign-key checks of a one-statement store
+    (docs/exactness.md, "Lock order")."""
     if connection.vendor != "sqlite":
-        User.objects.select_for_update().filter(pk=owner_id).values_list("pk").get()
+        User.objects.select_for_update(no_key=True).filter(pk=owner_id).values_list("pk").get()
     if quota.used(owner_id, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
 

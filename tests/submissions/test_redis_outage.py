@@ -22,7 +22,8 @@ def outage(monkeypatch):
     """Redis away (its data kept, as after a network cut), until ``outage.end()``."""
     real = redis.client()
     monkeypatch.setattr(admission.ratelimit, "_local", admission.ratelimit.LocalWindows())
-    monkeypatch.setattr(admission, "_stale_quota_keys", set())
+    monkeypatch.setattr(admission, "_stale_quotas", set())
+    monkeypatch.setattr(admission, "_unreleased", [])
 
     class Outage:
         def begin(self):

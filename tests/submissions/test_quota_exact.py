@@ -1,0 +1,197 @@
+"""The monthly limit is exact (contract, "Exactness under concurrency"): across rescues,
+operator resets, Redis flushes, and requests that end without storing after admission.
+
+Each test is the issue's reproduction: limit 5, some used, one request admitted and then
+ended without storing while something else happened to the counter; then 10 more posts. The
+accepted ones must fill the limit exactly, never pass it."""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from accounts.models import User, current_month
+from accounts.services import usage_reset
+from config import redis
+from forms_app.models import Form
+from submissions import admission, captcha
+from submissions.models import Status, Submission
+from submissions.services import submission_rescue
+from tests.conftest import add_submission, submit
+
+pytestmark = pytest.mark.redis
+
+LIMIT = 5
+
+
+@pytest.fixture
+def form(form, user):
+    User.objects.filter(pk=user.pk).update(monthly_submission_limit=LIMIT)
+    Form.objects.filter(pk=form.pk).update(rate_limit=1000)
+    return Form.objects.get(pk=form.pk)
+
+
+def use(form, count: int) -> None:
+    for n in range(count):
+        add_submission(form, {"used": str(n)})
+
+
+def ten_more(public, form) -> int:
+    """Posts 10 ordinary submissions; how many were accepted."""
+    statuses = [submit(public, form, {"n": str(n)}).status_code for n in range(10)]
+    assert set(statuses) <= {200, 403}
+    return statuses.count(200)
+
+
+def inbox() -> int:
+    return Submission.objects.filter(status=Status.INBOX).count()
+
+
+def during_admission(monkeypatch, what) -> None:
+    """Run ``what`` right after the next request is admitted (its quota reserved)."""
+    admit = admission.admit
+
+    def admitted_then(*args, **kwargs):
+        ticket = admit(*args, **kwargs)
+        monkeypatch.setattr(admission, "admit", admit)
+        what()
+        return ticket
+
+    monkeypatch.setattr(admission, "admit", admitted_then)
+
+
+def counter_key(form) -> str:
+    return f"formflow:quota:{form.owner_id}:{current_month():%Y-%m}"
+
+
+def a_honeypot_catch(public, form) -> None:
+    Form.objects.filter(pk=form.pk).update(honeypot_field="website")
+    assert submit(public, form, {"name": "bot", "website": "spam.example"}).status_code == 200
+    Form.objects.filter(pk=form.pk).update(honeypot_field=None)
+
+
+def test_a_counter_deleted_while_a_request_is_admitted_then_released(public, form,
+                                                                      monkeypatch):
+    """The issue's figures: 6 of the next 10 were accepted; exactly 2 may be."""
+    use(form, 3)
+    during_admission(monkeypatch, lambda: redis.client().delete(counter_key(form)))
+    a_honeypot_catch(public, form)
+
+    assert ten_more(public, form) == 2
+    assert inbox() == LIMIT
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rescue_between_a_reservation_and_its_release(public, form, monkeypatch):
+    use(form, 3)
+    held = Submission.objects.create(form=form, data=[["m", "casino"]], status=Status.SPAM,
+                                     spam={"score": 1, "reasons": ["blocked_word"]})
+
+    def rescued() -> None:
+        """The owner's "Not spam", committed by another web process meanwhile."""
+
+        def rescue() -> None:
+            try:
+                submission_rescue(submission=Submission.objects.get(pk=held.pk))
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=rescue)
+        thread.start()
+        thread.join(timeout=10)
+
+    during_admission(monkeypatch, rescued)
+    a_honeypot_catch(public, form)
+
+    assert ten_more(public, form) == 1
+    assert inbox() == LIMIT
+
+
+def test_an_operator_reset_while_a_request_is_admitted(public, form, user, monkeypatch):
+    for n in range(4):  # through the endpoint: their reservations are still in Redis
+        assert submit(public, form, {"before": str(n)}).status_code == 200
+    during_admission(monkeypatch, lambda: usage_reset(user=user))
+    a_honeypot_catch(public, form)
+
+    assert ten_more(public, form) == LIMIT
+    assert inbox() == 4 + LIMIT
+
+
+def test_a_rescue_after_recent_submissions_counts_one_more_not_more(owner_api, public, form):
+    for n in range(2):
+        assert submit(public, form, {"before": str(n)}).status_code == 200
+    held = Submission.objects.create(form=form, data=[["m", "casino"]], status=Status.SPAM,
+                                     spam={"score": 1, "reasons": ["blocked_word"]})
+    rescue = owner_api.post(f"/api/v1/forms/{form.pk}/submissions/{held.pk}/not-spam")
+    assert rescue.status_code == 200
+
+    assert ten_more(public, form) == 2
+    assert inbox() == LIMIT
+
+
+def test_a_flush_mid_month_with_nothing_running(public, form):
+    use(form, 3)
+    assert submit(public, form, {"n": "first"}).status_code == 200
+    redis.client().flushdb()
+
+    assert ten_more(public, form) == 1
+    assert inbox() == LIMIT
+
+
+@pytest.fixture
+def ends_without_storing(owner_api, public, form, monkeypatch):
+    """Ways a request admitted (quota reserved) ends without storing, by name."""
+
+    def honeypot():
+        a_honeypot_catch(public, form)
+
+    def captcha_failure():
+        owner_api.patch(f"/api/v1/forms/{form.pk}", {"recaptchaSecret": "s"}, format="json")
+        monkeypatch.setattr(captcha, "verify", lambda **kwargs: False)
+        response = submit(public, form, {"name": "Ada", "g-recaptcha-response": "bad"})
+        assert response.status_code == 422
+        owner_api.patch(f"/api/v1/forms/{form.pk}", {"recaptchaSecret": None}, format="json")
+
+    def spam_hold():
+        owner_api.patch(f"/api/v1/forms/{form.pk}", {"blockedWords": ["casino"]}, format="json")
+        assert submit(public, form, {"message": "casino"}).status_code == 200
+        owner_api.patch(f"/api/v1/forms/{form.pk}", {"blockedWords": []}, format="json")
+
+    def bad_body():
+        assert submit(public, form, {"name": "nul \u0000"}).status_code == 400
+
+    return {"honeypot": honeypot, "captcha": captcha_failure, "spam hold": spam_hold,
+            "bad body": bad_body}
+
+
+@pytest.mark.parametrize("ending", ["honeypot", "captcha", "spam hold", "bad body"])
+def test_a_flush_while_a_request_is_admitted_then_ends_without_storing(
+    public, form, monkeypatch, ends_without_storing, ending
+):
+    use(form, 3)
+    during_admission(monkeypatch, lambda: redis.client().flushdb())
+    ends_without_storing[ending]()
+
+    assert ten_more(public, form) == 2
+    assert inbox() == LIMIT
+
+
+def test_a_release_gives_back_only_what_it_holds(form):
+    """Two releases of one ticket, or a release after the counter was recounted, take away
+    nothing that another request holds."""
+    from types import SimpleNamespace
+
+    use(form, 1)
+    visit = SimpleNamespace(rate_key="203.0.113.9")
+    ticket = admission.admit(visit, form, token="one")
+    other = admission.admit(visit, form, token="two")
+    key = counter_key(form)
+    assert int(redis.client().get(key)) == 3
+
+    ticket.release()
+    ticket.reserved = True  # a second release of the same reservation
+    ticket.release()
+
+    assert int(redis.client().get(key)) == 2
+    other.release()
+    assert int(redis.client().get(key)) == 1
