@@ -178,3 +178,19 @@ class MailerStatus(models.Model):
 
     def __str__(self) -> str:
         return "failing" if self.failing_since else "sending"
+
+
+class SignUpAttempt(models.Model):
+    """A sign-up answered for an address not yet verified, written by the request itself.
+
+    Verification reads every one of them, background work done or not: if they brought
+    different passwords, none is trusted (contract, "no pre-hijacking"). The hash is salted
+    per address (services.sign_up_password_hash), so equal passwords give equal text.
+    """
+
+    email = models.EmailField(db_index=True)
+    password_hash = models.CharField(max_length=128)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"sign-up for {self.email} at {self.created_at:%Y-%m-%d %H:%M}"

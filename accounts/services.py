@@ -16,7 +16,14 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts import signin_guard
 from accounts.authentication import TOKEN_VERSION_CLAIM
-from accounts.models import CodePurpose, EmailCode, RevokedToken, User, normalize_email
+from accounts.models import (
+    CodePurpose,
+    EmailCode,
+    RevokedToken,
+    SignUpAttempt,
+    User,
+    normalize_email,
+)
 from config import clock, crypto, ratelimit
 from config.errors import ServiceError, retry_later
 
@@ -113,9 +120,42 @@ def user_sign_up(*, email: str, password: str) -> None:
 
     email = normalize_email(email)
     validate_new_password(password, email)
+    password_hash = sign_up_password_hash(email, password)
+    sign_up_record(email=email, password_hash=password_hash)
     # The worker gets the hash, sealed: the broker never sees the password.
-    sealed_hash = crypto.encrypt(make_password(password))
-    tasks.enqueue(tasks.sign_up, email, sealed_hash)
+    tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash))
+
+
+def sign_up_password_hash(email: str, password: str) -> str:
+    """The password hash a sign-up carries, salted per address with a keyed salt: two sign-ups
+    for one address compare equal exactly when their passwords are equal, and no password is
+    ever kept. One hash, as a sign-in costs."""
+    salt = hmac.new(
+        settings.SECRET_KEY.encode(), f"sign-up-salt:{email}".encode(), hashlib.sha256
+    ).hexdigest()[:32]
+    return make_password(password, salt)
+
+
+def sign_up_record(*, email: str, password_hash: str) -> None:
+    """Written in the request (an insert, whether or not the address has an account), so a
+    verification sees every sign-up answered before it, its background work done or not."""
+    SignUpAttempt.objects.create(email=email, password_hash=password_hash)
+
+
+def _sign_ups_agree(user: User) -> bool:
+    """Whether every sign-up for the address brought the password the account has."""
+    hashes = set(
+        SignUpAttempt.objects.filter(email=user.email).values_list("password_hash", flat=True)
+    )
+    return hashes <= {user.password}
+
+
+def _pending_sign_up_matches(email: str, password: str) -> bool:
+    digest = sign_up_password_hash(normalize_email(email), password)
+    return SignUpAttempt.objects.filter(email=normalize_email(email), password_hash=digest).exists()
+
+
+SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
 
 
 def user_resend_code(*, email: str) -> None:
@@ -145,6 +185,8 @@ def sign_up_in_background(*, email: str, password_hash: str) -> None:
         _issue_code(user, CodePurpose.VERIFY)
     elif not user.is_verified:
         _issue_code_if_allowed(user, CodePurpose.VERIFY)
+    else:  # verified already: a later sign-up is moot
+        SignUpAttempt.objects.filter(email=email).delete()
 
 
 @transaction.atomic
@@ -213,8 +255,14 @@ def _use_code(email: str, code: str, purpose: str, on_success) -> User:
 
 def user_verify_email(*, email: str, code: str) -> User:
     def verified(user: User) -> None:
+        # Sign-ups with different passwords: whichever is the owner's, none is trusted. The
+        # verifier is signed in and sets a password (reset, or change-password without the
+        # current one, which an account with no usable password allows).
+        if not _sign_ups_agree(user):
+            user.set_unusable_password()
         user.is_verified = True
-        user.save(update_fields=["is_verified"])
+        user.save(update_fields=["is_verified", "password"])
+        SignUpAttempt.objects.filter(email=user.email).delete()
 
     return _use_code(email, code, CodePurpose.VERIFY, verified)
 
@@ -228,14 +276,23 @@ def user_reset_password(*, email: str, code: str, password: str) -> User:
         user.set_password(password)
         user.is_verified = True
         user.save(update_fields=["password", "is_verified"])
-        # A verification code still waiting is moot now.
+        # A verification code and sign-ups still waiting are moot now: the inbox chose this.
         EmailCode.objects.filter(user=user, purpose=CodePurpose.VERIFY).delete()
+        SignUpAttempt.objects.filter(email=user.email).delete()
 
     return _use_code(email, code, CodePurpose.RESET, reset)
 
 
-def user_change_password(*, user: User, current_password: str, new_password: str) -> User:
-    """Change a signed-in user's password; every token issued before is revoked."""
+def user_change_password(
+    *, user: User, current_password: str | None, new_password: str
+) -> User:
+    """Change a signed-in user's password; every token issued before is revoked. An account
+    with no usable password (sign-ups that disagreed) sets one without the current one."""
+    if current_password is None and not user.has_usable_password():
+        return _password_set(user, new_password)
+    if current_password is None:
+        raise ServiceError("validation_error", "Some fields are not valid.",
+                           details={"currentPassword": "Enter your current password."})
     signin_guard.check(user.email)
     if not user.check_password(current_password):
         signin_guard.failed(user.email)
@@ -244,6 +301,10 @@ def user_change_password(*, user: User, current_password: str, new_password: str
             "Some fields are not valid.",
             details={"currentPassword": "The current password is incorrect."},
         )
+    return _password_set(user, new_password)
+
+
+def _password_set(user: User, new_password: str) -> User:
     validate_new_password(new_password, user.email, field="newPassword")
     user.set_password(new_password)
     user.save(update_fields=["password"])
@@ -259,18 +320,25 @@ def user_authenticate(*, email: str, password: str) -> User:
     signin_guard.check(email)
     user = User.objects.filter(email=normalize_email(email)).first()
     if user is None:
-        # Hash anyway, so an unknown email takes as long as a wrong password.
-        User().set_password(password)
+        # One hash, as for a wrong password; a sign-up still in the worker's hands is pending.
+        if _pending_sign_up_matches(email, password):
+            raise email_not_verified()
         signin_guard.failed(email)
         raise invalid_credentials()
     if not user.check_password(password) or not user.is_active:
+        if not user.is_verified and _pending_sign_up_matches(email, password):
+            raise email_not_verified()
         signin_guard.failed(email)
         raise invalid_credentials()
     if not user.is_verified:
-        raise ServiceError(
-            "email_not_verified", "Verify your email address before logging in.", status_code=403
-        )
+        raise email_not_verified()
     return user
+
+
+def email_not_verified() -> ServiceError:
+    return ServiceError(
+        "email_not_verified", "Verify your email address before logging in.", status_code=403
+    )
 
 
 def token_for(user: User) -> AccessToken:
@@ -286,6 +354,14 @@ def token_revoke(token: AccessToken) -> None:
 
 def revoked_tokens_purge() -> int:
     deleted, _ = RevokedToken.objects.filter(expires_at__lte=clock.now()).delete()
+    return deleted
+
+
+def sign_up_attempts_purge() -> int:
+    """Old sign-ups of addresses never verified. Safe to forget: the account keeps the first
+    sign-up's password, so a later different one still makes verification distrust both."""
+    cutoff = clock.now() - SIGN_UP_ATTEMPTS_KEPT
+    deleted, _ = SignUpAttempt.objects.filter(created_at__lt=cutoff).delete()
     return deleted
 
 

@@ -184,7 +184,7 @@ class ChangePasswordView(APIView):
         serializer.is_valid(raise_exception=True)
         user = services.user_change_password(
             user=signed_in(request),
-            current_password=serializer.validated_data["currentPassword"],
+            current_password=serializer.validated_data.get("currentPassword"),
             new_password=serializer.validated_data["newPassword"],
         )
         response = Response(

@@ -141,8 +141,17 @@ def verify(request: HttpRequest) -> HttpResponse:
         return _error_page(request, "dashboard/verify.html", {"form": form, "email": email},
                            error)
     response = redirect("dashboard:home")
+    if not user.has_usable_password():
+        messages.warning(request, NO_PASSWORD_YET)
+        response = redirect("dashboard:account")
     set_auth_cookie(response, accounts.token_for(user))
     return response
+
+
+NO_PASSWORD_YET = (
+    "Your address is verified, but this account has no password yet: more than one sign-up "
+    "for this address brought different passwords, so none of them was kept. Set one below."
+)
 
 
 @limited("dashboard-resend")
@@ -223,23 +232,31 @@ def reset_password(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard:login")
 
 
+def _account_context(request: HttpRequest, form: ChangePasswordForm | None = None) -> dict:
+    user = signed_in(request)
+    has_password = user.has_usable_password()
+    if form is None:
+        form = ChangePasswordForm(has_password=has_password)
+    return {"section": "account", "form": form, "no_password_yet": not has_password,
+            "no_password_text": NO_PASSWORD_YET}
+
+
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
-    context = {"section": "account", "form": ChangePasswordForm()}
-    return render(request, "dashboard/account.html", context)
+    return render(request, "dashboard/account.html", _account_context(request))
 
 
 @login_required
 @require_POST
 def change_password(request: HttpRequest) -> HttpResponse:
-    form = ChangePasswordForm(request.POST)
-    context = {"section": "account", "form": form}
+    form = ChangePasswordForm(request.POST, has_password=signed_in(request).has_usable_password())
+    context = _account_context(request, form)
     if not form.is_valid():
         return _form_page(request, "dashboard/account.html", context)
     try:
         user = accounts.user_change_password(
             user=signed_in(request),
-            current_password=form.cleaned_data["currentPassword"],
+            current_password=form.cleaned_data.get("currentPassword"),
             new_password=form.cleaned_data["newPassword"],
         )
     except ServiceError as error:
