@@ -21,8 +21,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
+from accounts import device
 from accounts import services as accounts
 from accounts.authentication import signed_in
+from accounts.device import Client
 from accounts.views import clear_auth_cookie, set_auth_cookie
 from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
@@ -119,7 +121,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/signup.html", {"form": form})
     email = form.cleaned_data["email"]
     try:
-        accounts.user_sign_up(email=email, password=form.cleaned_data["password"])
+        accounts.user_sign_up(email=email, password=form.cleaned_data["password"],
+                              client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/signup.html", {"form": form}, error)
@@ -135,7 +138,8 @@ def verify(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/verify.html", {"form": form, "email": email})
     try:
         user = accounts.user_verify_email(email=form.cleaned_data["email"],
-                                          code=form.cleaned_data["code"])
+                                          code=form.cleaned_data["code"],
+                                          client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/verify.html", {"form": form, "email": email},
@@ -161,7 +165,8 @@ def resend(request: HttpRequest) -> HttpResponse:
     email = request.POST.get("email", "")
     try:
         if form.is_valid():
-            accounts.user_resend_code(email=form.cleaned_data["email"])
+            accounts.user_resend_code(email=form.cleaned_data["email"],
+                                      client=Client.of(request))
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, _error_text(error))
     else:
@@ -179,7 +184,8 @@ def login(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/login.html", {"form": form, "next": next_url})
     email = form.cleaned_data["email"]
     try:
-        user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"])
+        user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"],
+                                          client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         if error.code == "email_not_verified":
@@ -188,6 +194,7 @@ def login(request: HttpRequest) -> HttpResponse:
         return _error_page(request, "dashboard/login.html", context, error)
     response = HttpResponseRedirect(next_url)
     set_auth_cookie(response, accounts.token_for(user))
+    device.remember(response, user)
     return response
 
 
@@ -206,7 +213,7 @@ def forgot_password(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/forgot.html", {"form": form})
     email = form.cleaned_data["email"]
     try:
-        accounts.user_forgot_password(email=email)
+        accounts.user_forgot_password(email=email, client=Client.of(request))
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/forgot.html", {"form": form}, error)
@@ -224,6 +231,7 @@ def reset_password(request: HttpRequest) -> HttpResponse:
             email=form.cleaned_data["email"],
             code=form.cleaned_data["code"],
             password=form.cleaned_data["password"],
+            client=Client.of(request),
         )
     except ServiceError as error:
         messages.error(request, _error_text(error))
@@ -258,6 +266,7 @@ def change_password(request: HttpRequest) -> HttpResponse:
             user=signed_in(request),
             current_password=form.cleaned_data.get("currentPassword"),
             new_password=form.cleaned_data["newPassword"],
+            client=Client.of(request),
         )
     except ServiceError as error:
         messages.error(request, f"Password not changed. {_error_text(error)}")
