@@ -136,7 +136,10 @@ class EmailCode(models.Model):
     )
     code_hash = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
-    failed_attempts = models.PositiveSmallIntegerField(default=0)
+    # Wrong tries by client address (IPv6 per /64): 5 from one client kill it for that client.
+    wrong_tries = models.JSONField(default=dict, blank=True)
+    # The client address that asked for it, which strangers' wrong tries never lock out.
+    requested_by = models.CharField(max_length=64, blank=True, default="")
     sent_at = models.DateTimeField()
     # Sends to this address in the hour that began at send_window_start (at most 5).
     send_window_start = models.DateTimeField(null=True, blank=True)
@@ -178,3 +181,19 @@ class MailerStatus(models.Model):
 
     def __str__(self) -> str:
         return "failing" if self.failing_since else "sending"
+
+
+class SignUpAttempt(models.Model):
+    """A sign-up answered for an address not yet verified, written by the request itself.
+
+    Verification reads every one of them, background work done or not: if they brought
+    different passwords, none is trusted (contract, "no pre-hijacking"). The hash is salted
+    per address (services.sign_up_password_hash), so equal passwords give equal text.
+    """
+
+    email = models.EmailField(db_index=True)
+    password_hash = models.CharField(max_length=128)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"sign-up for {self.email} at {self.created_at:%Y-%m-%d %H:%M}"

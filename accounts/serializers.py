@@ -55,7 +55,8 @@ class ResetPasswordSerializer(VerifyEmailSerializer):
 
 
 class ChangePasswordSerializer(serializers.Serializer):
-    currentPassword = strict.CharField(max_length=256, trim_whitespace=False)
+    # Left out only by an account with no usable password yet (sign-ups that disagreed).
+    currentPassword = strict.CharField(max_length=256, trim_whitespace=False, required=False)
     newPassword = NewPasswordField(max_length=256, trim_whitespace=False)
 
 

@@ -16,7 +16,15 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts import signin_guard
 from accounts.authentication import TOKEN_VERSION_CLAIM
-from accounts.models import CodePurpose, EmailCode, RevokedToken, User, normalize_email
+from accounts.device import Client
+from accounts.models import (
+    CodePurpose,
+    EmailCode,
+    RevokedToken,
+    SignUpAttempt,
+    User,
+    normalize_email,
+)
 from config import clock, crypto, ratelimit
 from config.errors import ServiceError, retry_later
 
@@ -63,8 +71,11 @@ SENDS_PER_WINDOW = 5
 WRONG_TRIES_PER_DAY = 20
 
 
-def _issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> None:
-    """Replace the user's code for ``purpose`` and email the new one after commit."""
+def _issue_code(
+    user: User, purpose: str, previous: EmailCode | None = None, client: str = ""
+) -> None:
+    """Replace the user's code for ``purpose`` and email the new one after commit. ``client``
+    asked for it: it may use the code while strangers' wrong guesses are refused."""
     from accounts.tasks import send_code_email
 
     code = _new_code()
@@ -78,7 +89,8 @@ def _issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> 
         defaults={
             "code_hash": _hash_code(user, code, purpose),
             "expires_at": now + settings.OTP_LIFETIME,
-            "failed_attempts": 0,
+            "wrong_tries": {},
+            "requested_by": client,
             "sent_at": now,
             "send_window_start": previous.send_window_start if previous and window_open else now,
             "sends_in_window": previous.sends_in_window + 1 if previous and window_open else 1,
@@ -89,7 +101,7 @@ def _issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> 
     transaction.on_commit(lambda: send_code_email.delay(str(user.pk), sealed, purpose))
 
 
-def _issue_code_if_allowed(user: User, purpose: str) -> None:
+def _issue_code_if_allowed(user: User, purpose: str, client: str = "") -> None:
     """A new code, unless the address had one in the last 60 s or 5 in the last hour."""
     previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
     if previous is not None:
@@ -99,7 +111,7 @@ def _issue_code_if_allowed(user: User, purpose: str) -> None:
         in_window = previous.send_window_start and now - previous.send_window_start < SEND_WINDOW
         if in_window and previous.sends_in_window >= SENDS_PER_WINDOW:
             return
-    _issue_code(user, purpose, previous)
+    _issue_code(user, purpose, previous, client)
 
 
 # The account endpoints a stranger can call with any address (sign-up, resend, forgot) do the
@@ -108,30 +120,67 @@ def _issue_code_if_allowed(user: User, purpose: str) -> None:
 # writing and mailing happen in the worker, where their time tells a caller nothing.
 
 
-def user_sign_up(*, email: str, password: str) -> None:
+def user_sign_up(*, email: str, password: str, client: Client | None = None) -> None:
     from accounts import tasks
 
     email = normalize_email(email)
     validate_new_password(password, email)
+    password_hash = sign_up_password_hash(email, password)
+    sign_up_record(email=email, password_hash=password_hash)
     # The worker gets the hash, sealed: the broker never sees the password.
-    sealed_hash = crypto.encrypt(make_password(password))
-    tasks.enqueue(tasks.sign_up, email, sealed_hash)
+    tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash), _address(client))
 
 
-def user_resend_code(*, email: str) -> None:
+def sign_up_password_hash(email: str, password: str) -> str:
+    """The password hash a sign-up carries, salted per address with a keyed salt: two sign-ups
+    for one address compare equal exactly when their passwords are equal, and no password is
+    ever kept. One hash, as a sign-in costs."""
+    salt = hmac.new(
+        settings.SECRET_KEY.encode(), f"sign-up-salt:{email}".encode(), hashlib.sha256
+    ).hexdigest()[:32]
+    return make_password(password, salt)
+
+
+def sign_up_record(*, email: str, password_hash: str) -> None:
+    """Written in the request (an insert, whether or not the address has an account), so a
+    verification sees every sign-up answered before it, its background work done or not."""
+    SignUpAttempt.objects.create(email=email, password_hash=password_hash)
+
+
+def _sign_ups_agree(user: User) -> bool:
+    """Whether every sign-up for the address brought the password the account has."""
+    hashes = set(
+        SignUpAttempt.objects.filter(email=user.email).values_list("password_hash", flat=True)
+    )
+    return hashes <= {user.password}
+
+
+def _pending_sign_up_matches(email: str, password: str) -> bool:
+    digest = sign_up_password_hash(normalize_email(email), password)
+    return SignUpAttempt.objects.filter(email=normalize_email(email), password_hash=digest).exists()
+
+
+SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
+
+
+def user_resend_code(*, email: str, client: Client | None = None) -> None:
     from accounts import tasks
 
-    tasks.enqueue(tasks.resend_code, normalize_email(email))
+    tasks.enqueue(tasks.resend_code, normalize_email(email), _address(client))
 
 
-def user_forgot_password(*, email: str) -> None:
+def user_forgot_password(*, email: str, client: Client | None = None) -> None:
     from accounts import tasks
 
-    tasks.enqueue(tasks.send_reset_code, normalize_email(email))
+    tasks.enqueue(tasks.send_reset_code, normalize_email(email), _address(client))
+
+
+def _address(client: Client | None) -> str:
+    return client.address if client else ""
 
 
 @transaction.atomic
-def sign_up_in_background(*, email: str, password_hash: str) -> None:
+def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -> None:
     """Create an account and send its code. An address that has an account already is never
     changed (that was a takeover: a stranger's password on the victim's account, verified by
     the victim's own code); an unverified one gets a fresh code within the send limits."""
@@ -142,23 +191,25 @@ def sign_up_in_background(*, email: str, password_hash: str) -> None:
                 user = User.objects.create(email=email, password=password_hash)
         except IntegrityError:  # a second sign-up for the address won the race
             return
-        _issue_code(user, CodePurpose.VERIFY)
+        _issue_code(user, CodePurpose.VERIFY, client=client)
     elif not user.is_verified:
-        _issue_code_if_allowed(user, CodePurpose.VERIFY)
+        _issue_code_if_allowed(user, CodePurpose.VERIFY, client)
+    else:  # verified already: a later sign-up is moot
+        SignUpAttempt.objects.filter(email=email).delete()
 
 
 @transaction.atomic
-def resend_code_in_background(*, email: str) -> None:
+def resend_code_in_background(*, email: str, client: str = "") -> None:
     user = User.objects.select_for_update().filter(email=email, is_verified=False).first()
     if user is not None:
-        _issue_code_if_allowed(user, CodePurpose.VERIFY)
+        _issue_code_if_allowed(user, CodePurpose.VERIFY, client)
 
 
 @transaction.atomic
-def reset_code_in_background(*, email: str) -> None:
+def reset_code_in_background(*, email: str, client: str = "") -> None:
     user = User.objects.select_for_update().filter(email=email, is_active=True).first()
     if user is not None:
-        _issue_code_if_allowed(user, CodePurpose.RESET)
+        _issue_code_if_allowed(user, CodePurpose.RESET, client)
 
 
 def invalid_code() -> ServiceError:
@@ -173,20 +224,21 @@ def too_many_attempts(retry_after: int) -> ServiceError:
 
 
 def _wrong_tries(email: str) -> ratelimit.Window:
-    """Wrong codes for an address in the current day (UTC), across all its codes."""
+    """Strangers' wrong codes for an address in the current day (UTC), across all its codes."""
     digest = hashlib.sha256(email.encode()).hexdigest()[:32]
     return ratelimit.Window(f"codes-wrong:{digest}", 86400)
 
 
-def _use_code(email: str, code: str, purpose: str, on_success) -> User:
+def _use_code(email: str, code: str, purpose: str, on_success, client: Client | None) -> User:
     """Check a code and, if right, consume it and run ``on_success(user)`` in one transaction.
 
-    Besides the 5 tries each code allows, an address gets at most 20 wrong codes a day across
-    all its codes, so fresh codes cannot buy unlimited guesses."""
+    A code takes 5 wrong tries from each client address; past that it is dead for that client
+    only, so no one else's guesses kill the owner's code. Clients other than the one that asked
+    for the code (and devices the owner signed in from) share 20 wrong tries an address a day,
+    then get 429: strangers' guesses stay bounded and never stop the owner."""
     email = normalize_email(email)
+    client = client or Client("")
     wrong_tries = _wrong_tries(email)
-    if wrong_tries.count() >= WRONG_TRIES_PER_DAY:
-        raise too_many_attempts(wrong_tries.retry_after())
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
         entry = (
@@ -194,8 +246,15 @@ def _use_code(email: str, code: str, purpose: str, on_success) -> User:
             if user
             else None
         )
+        trusted = entry is not None and (
+            (entry.requested_by and entry.requested_by == client.address)
+            or client.device_id(user) is not None
+        )
+        if not trusted and wrong_tries.count() >= WRONG_TRIES_PER_DAY:
+            raise too_many_attempts(wrong_tries.retry_after())
+        tries_here = entry.wrong_tries.get(client.address, 0) if entry else 0
         usable = user is not None and entry is not None and (
-            entry.failed_attempts < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
+            tries_here < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
         )
         if usable and user and entry and hmac.compare_digest(
             entry.code_hash, _hash_code(user, code, purpose)
@@ -204,22 +263,31 @@ def _use_code(email: str, code: str, purpose: str, on_success) -> User:
             on_success(user)
             return user
         if entry is not None and usable:
-            entry.failed_attempts += 1
-            entry.save(update_fields=["failed_attempts"])
+            entry.wrong_tries[client.address] = tries_here + 1
+            entry.save(update_fields=["wrong_tries"])
             # Committed before answering, so the 5-try limit holds.
-    wrong_tries.add()
+    if not trusted:
+        wrong_tries.add()
     raise invalid_code()
 
 
-def user_verify_email(*, email: str, code: str) -> User:
+def user_verify_email(*, email: str, code: str, client: Client | None = None) -> User:
     def verified(user: User) -> None:
+        # Sign-ups with different passwords: whichever is the owner's, none is trusted. The
+        # verifier is signed in and sets a password (reset, or change-password without the
+        # current one, which an account with no usable password allows).
+        if not _sign_ups_agree(user):
+            user.set_unusable_password()
         user.is_verified = True
-        user.save(update_fields=["is_verified"])
+        user.save(update_fields=["is_verified", "password"])
+        SignUpAttempt.objects.filter(email=user.email).delete()
 
-    return _use_code(email, code, CodePurpose.VERIFY, verified)
+    return _use_code(email, code, CodePurpose.VERIFY, verified, client)
 
 
-def user_reset_password(*, email: str, code: str, password: str) -> User:
+def user_reset_password(
+    *, email: str, code: str, password: str, client: Client | None = None
+) -> User:
     """Set a new password with a mailed code. The inbox is proven, so the address counts as
     verified; every token issued before is revoked (the password change does that)."""
     validate_new_password(password, normalize_email(email))
@@ -228,22 +296,36 @@ def user_reset_password(*, email: str, code: str, password: str) -> User:
         user.set_password(password)
         user.is_verified = True
         user.save(update_fields=["password", "is_verified"])
-        # A verification code still waiting is moot now.
+        # A verification code and sign-ups still waiting are moot now: the inbox chose this.
         EmailCode.objects.filter(user=user, purpose=CodePurpose.VERIFY).delete()
+        SignUpAttempt.objects.filter(email=user.email).delete()
 
-    return _use_code(email, code, CodePurpose.RESET, reset)
+    return _use_code(email, code, CodePurpose.RESET, reset, client)
 
 
-def user_change_password(*, user: User, current_password: str, new_password: str) -> User:
-    """Change a signed-in user's password; every token issued before is revoked."""
-    signin_guard.check(user.email)
+def user_change_password(
+    *, user: User, current_password: str | None, new_password: str, client: Client | None = None
+) -> User:
+    """Change a signed-in user's password; every token issued before is revoked. An account
+    with no usable password (sign-ups that disagreed) sets one without the current one."""
+    if current_password is None and not user.has_usable_password():
+        return _password_set(user, new_password)
+    if current_password is None:
+        raise ServiceError("validation_error", "Some fields are not valid.",
+                           details={"currentPassword": "Enter your current password."})
+    client = client or Client("")
+    signin_guard.check(user.email, client, user)
     if not user.check_password(current_password):
-        signin_guard.failed(user.email)
+        signin_guard.failed(user.email, client, user)
         raise ServiceError(
             "validation_error",
             "Some fields are not valid.",
             details={"currentPassword": "The current password is incorrect."},
         )
+    return _password_set(user, new_password)
+
+
+def _password_set(user: User, new_password: str) -> User:
     validate_new_password(new_password, user.email, field="newPassword")
     user.set_password(new_password)
     user.save(update_fields=["password"])
@@ -254,23 +336,31 @@ def user_log_out_everywhere(*, user: User) -> None:
     user.revoke_tokens()
 
 
-def user_authenticate(*, email: str, password: str) -> User:
-    """Check a sign-in; every surface calls this, so the failed-sign-in limit spans them all."""
-    signin_guard.check(email)
+def user_authenticate(*, email: str, password: str, client: Client | None = None) -> User:
+    """Check a sign-in; every surface calls this, so the failed-sign-in limits span them all."""
+    client = client or Client("")
     user = User.objects.filter(email=normalize_email(email)).first()
+    signin_guard.check(email, client, user)
     if user is None:
-        # Hash anyway, so an unknown email takes as long as a wrong password.
-        User().set_password(password)
-        signin_guard.failed(email)
+        # One hash, as for a wrong password; a sign-up still in the worker's hands is pending.
+        if _pending_sign_up_matches(email, password):
+            raise email_not_verified()
+        signin_guard.failed(email, client, user)
         raise invalid_credentials()
     if not user.check_password(password) or not user.is_active:
-        signin_guard.failed(email)
+        if not user.is_verified and _pending_sign_up_matches(email, password):
+            raise email_not_verified()
+        signin_guard.failed(email, client, user)
         raise invalid_credentials()
     if not user.is_verified:
-        raise ServiceError(
-            "email_not_verified", "Verify your email address before logging in.", status_code=403
-        )
+        raise email_not_verified()
     return user
+
+
+def email_not_verified() -> ServiceError:
+    return ServiceError(
+        "email_not_verified", "Verify your email address before logging in.", status_code=403
+    )
 
 
 def token_for(user: User) -> AccessToken:
@@ -286,6 +376,14 @@ def token_revoke(token: AccessToken) -> None:
 
 def revoked_tokens_purge() -> int:
     deleted, _ = RevokedToken.objects.filter(expires_at__lte=clock.now()).delete()
+    return deleted
+
+
+def sign_up_attempts_purge() -> int:
+    """Old sign-ups of addresses never verified. Safe to forget: the account keeps the first
+    sign-up's password, so a later different one still makes verification distrust both."""
+    cutoff = clock.now() - SIGN_UP_ATTEMPTS_KEPT
+    deleted, _ = SignUpAttempt.objects.filter(created_at__lt=cutoff).delete()
     return deleted
 
 

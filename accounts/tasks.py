@@ -34,25 +34,31 @@ def enqueue(task, *args) -> None:
         )
 
 
+# ``client``: the client address that asked, which may still use the code it was sent while
+# strangers' wrong guesses are refused (empty for messages queued by an earlier version).
+
+
 @shared_task
-def sign_up(email: str, sealed_password_hash: str) -> None:
+def sign_up(email: str, sealed_password_hash: str, client: str = "") -> None:
     from accounts.services import sign_up_in_background
 
-    sign_up_in_background(email=email, password_hash=crypto.decrypt(sealed_password_hash))
+    sign_up_in_background(
+        email=email, password_hash=crypto.decrypt(sealed_password_hash), client=client
+    )
 
 
 @shared_task
-def resend_code(email: str) -> None:
+def resend_code(email: str, client: str = "") -> None:
     from accounts.services import resend_code_in_background
 
-    resend_code_in_background(email=email)
+    resend_code_in_background(email=email, client=client)
 
 
 @shared_task
-def send_reset_code(email: str) -> None:
+def send_reset_code(email: str, client: str = "") -> None:
     from accounts.services import reset_code_in_background
 
-    reset_code_in_background(email=email)
+    reset_code_in_background(email=email, client=client)
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES)
@@ -78,6 +84,23 @@ def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
         return  # recorded and logged; the operator must fix the mail settings
     except OSError as error:
         raise self.retry(exc=error, countdown=RETRY_DELAYS_BASE * 2**self.request.retries) from None
+
+
+@shared_task
+def send_sign_in_alert(user_id: str) -> None:
+    """Past 100 failed sign-ins in an hour: the owner learns that only devices they signed in
+    from before may sign in for now."""
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        return
+    try:
+        mailer.send(
+            subject="FormFlow: many failed sign-ins to your account",
+            body=render_to_string("email/sign_in_alert.txt", {"email": user.email}),
+            to=user.email,
+        )
+    except OSError:
+        return  # recorded by the mailer; an alert is not worth retrying into the next hour
 
 
 @shared_task

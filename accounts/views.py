@@ -10,9 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import mailer, services
+from accounts import device, mailer, services
 from accounts import serializers as s
 from accounts.authentication import signed_in, token_from_request
+from accounts.device import Client
 from config import ratelimit
 from config.net import client_ip, rate_key
 from config.schema import error
@@ -76,7 +77,9 @@ class SignupView(PublicAuthView):
     @extend_schema(request=s.SignupSerializer, responses={201: s.MessageSerializer})
     def post(self, request: Request) -> Response:
         data = self.validated(s.SignupSerializer, request)
-        services.user_sign_up(email=data["email"], password=data["password"])
+        services.user_sign_up(
+            email=data["email"], password=data["password"], client=Client.of(request)
+        )
         message = NO_MAIL_MESSAGE if mailer.is_failing() else SIGNUP_MESSAGE
         return Response({"message": message}, status=status.HTTP_201_CREATED)
 
@@ -87,7 +90,9 @@ class VerifyEmailView(PublicAuthView):
     @extend_schema(request=s.VerifyEmailSerializer, responses={200: s.UserEnvelopeSerializer})
     def post(self, request: Request) -> Response:
         data = self.validated(s.VerifyEmailSerializer, request)
-        user = services.user_verify_email(email=data["email"], code=data["code"])
+        user = services.user_verify_email(
+            email=data["email"], code=data["code"], client=Client.of(request)
+        )
         return user_response(user)
 
 
@@ -97,7 +102,7 @@ class ResendCodeView(PublicAuthView):
     @extend_schema(request=s.EmailSerializer, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:
         data = self.validated(s.EmailSerializer, request)
-        services.user_resend_code(email=data["email"])
+        services.user_resend_code(email=data["email"], client=Client.of(request))
         return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else RESEND_MESSAGE})
 
 
@@ -107,7 +112,7 @@ class ForgotPasswordView(PublicAuthView):
     @extend_schema(request=s.EmailSerializer, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:
         data = self.validated(s.EmailSerializer, request)
-        services.user_forgot_password(email=data["email"])
+        services.user_forgot_password(email=data["email"], client=Client.of(request))
         return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else FORGOT_MESSAGE})
 
 
@@ -118,7 +123,8 @@ class ResetPasswordView(PublicAuthView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.ResetPasswordSerializer, request)
         services.user_reset_password(
-            email=data["email"], code=data["code"], password=data["password"]
+            email=data["email"], code=data["code"], password=data["password"],
+            client=Client.of(request),
         )
         return Response({"message": "Your password was changed. Log in with the new one."})
 
@@ -137,8 +143,12 @@ class LoginView(PublicAuthView):
                    responses={200: s.UserEnvelopeSerializer, **SIGN_IN_REFUSALS})
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
-        user = services.user_authenticate(email=data["email"], password=data["password"])
-        return user_response(user)
+        user = services.user_authenticate(
+            email=data["email"], password=data["password"], client=Client.of(request)
+        )
+        response = user_response(user)
+        device.remember(response, user)
+        return response
 
 
 class TokenView(PublicAuthView):
@@ -148,7 +158,9 @@ class TokenView(PublicAuthView):
                    responses={200: s.TokenSerializer, **SIGN_IN_REFUSALS})
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
-        user = services.user_authenticate(email=data["email"], password=data["password"])
+        user = services.user_authenticate(
+            email=data["email"], password=data["password"], client=Client.of(request)
+        )
         return Response(
             {
                 "accessToken": str(services.token_for(user)),
@@ -184,8 +196,9 @@ class ChangePasswordView(APIView):
         serializer.is_valid(raise_exception=True)
         user = services.user_change_password(
             user=signed_in(request),
-            current_password=serializer.validated_data["currentPassword"],
+            current_password=serializer.validated_data.get("currentPassword"),
             new_password=serializer.validated_data["newPassword"],
+            client=Client.of(request),
         )
         response = Response(
             {"message": "Your password was changed. Every other session was logged out."}

@@ -1,7 +1,7 @@
 """Limits on pages anyone can load without signing in (the dashboard's account pages and the
 admin's sign-in): AUTH_REQUESTS_PER_MINUTE requests a minute per client address, and the
-admin's sign-in also under the per-address failed sign-in limit. Over a limit the page answers
-429 with Retry-After."""
+admin's sign-in also under the failed sign-in limits (accounts/signin_guard.py). Over a limit
+the page answers 429 with Retry-After."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from accounts import signin_guard
 from config import ratelimit
 from config.errors import ServiceError
 from config.net import client_ip, rate_key
@@ -45,9 +44,23 @@ def limited(group: str):
 
 @limited("admin-login")
 def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's sign-in, checked by the same service as every other sign-in surface (its
+    limits, its device cookie); Django's own form then signs the operator in."""
+    from accounts import device, services
+    from accounts.device import Client
+
+    user = None
     if request.method == "POST":
         try:
-            signin_guard.check(request.POST.get("username", ""))
+            user = services.user_authenticate(
+                email=request.POST.get("username", ""),
+                password=request.POST.get("password", ""),
+                client=Client.of(request),
+            )
         except ServiceError as error:
-            return too_many(error)
-    return admin.site.login(request)
+            if error.status_code == 429:
+                return too_many(error)
+    response = admin.site.login(request)
+    if user is not None and response.status_code == 302:
+        device.remember(response, user)
+    return response

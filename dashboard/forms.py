@@ -93,6 +93,11 @@ class ChangePasswordForm(DashboardForm):
     )
     newPassword = new_password_field("New password", field_id="new-password")
 
+    def __init__(self, *args, has_password: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not has_password:  # nothing to confirm: sign-ups that disagreed left none
+            del self.fields["currentPassword"]
+
 
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]

@@ -21,8 +21,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
+from accounts import device
 from accounts import services as accounts
 from accounts.authentication import signed_in
+from accounts.device import Client
 from accounts.views import clear_auth_cookie, set_auth_cookie
 from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
@@ -119,7 +121,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/signup.html", {"form": form})
     email = form.cleaned_data["email"]
     try:
-        accounts.user_sign_up(email=email, password=form.cleaned_data["password"])
+        accounts.user_sign_up(email=email, password=form.cleaned_data["password"],
+                              client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/signup.html", {"form": form}, error)
@@ -135,14 +138,24 @@ def verify(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/verify.html", {"form": form, "email": email})
     try:
         user = accounts.user_verify_email(email=form.cleaned_data["email"],
-                                          code=form.cleaned_data["code"])
+                                          code=form.cleaned_data["code"],
+                                          client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/verify.html", {"form": form, "email": email},
                            error)
     response = redirect("dashboard:home")
+    if not user.has_usable_password():
+        messages.warning(request, NO_PASSWORD_YET)
+        response = redirect("dashboard:account")
     set_auth_cookie(response, accounts.token_for(user))
     return response
+
+
+NO_PASSWORD_YET = (
+    "Your address is verified, but this account has no password yet: more than one sign-up "
+    "for this address brought different passwords, so none of them was kept. Set one below."
+)
 
 
 @limited("dashboard-resend")
@@ -152,7 +165,8 @@ def resend(request: HttpRequest) -> HttpResponse:
     email = request.POST.get("email", "")
     try:
         if form.is_valid():
-            accounts.user_resend_code(email=form.cleaned_data["email"])
+            accounts.user_resend_code(email=form.cleaned_data["email"],
+                                      client=Client.of(request))
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, _error_text(error))
     else:
@@ -170,7 +184,8 @@ def login(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/login.html", {"form": form, "next": next_url})
     email = form.cleaned_data["email"]
     try:
-        user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"])
+        user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"],
+                                          client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         if error.code == "email_not_verified":
@@ -179,6 +194,7 @@ def login(request: HttpRequest) -> HttpResponse:
         return _error_page(request, "dashboard/login.html", context, error)
     response = HttpResponseRedirect(next_url)
     set_auth_cookie(response, accounts.token_for(user))
+    device.remember(response, user)
     return response
 
 
@@ -197,7 +213,7 @@ def forgot_password(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/forgot.html", {"form": form})
     email = form.cleaned_data["email"]
     try:
-        accounts.user_forgot_password(email=email)
+        accounts.user_forgot_password(email=email, client=Client.of(request))
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/forgot.html", {"form": form}, error)
@@ -215,6 +231,7 @@ def reset_password(request: HttpRequest) -> HttpResponse:
             email=form.cleaned_data["email"],
             code=form.cleaned_data["code"],
             password=form.cleaned_data["password"],
+            client=Client.of(request),
         )
     except ServiceError as error:
         messages.error(request, _error_text(error))
@@ -223,24 +240,33 @@ def reset_password(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard:login")
 
 
+def _account_context(request: HttpRequest, form: ChangePasswordForm | None = None) -> dict:
+    user = signed_in(request)
+    has_password = user.has_usable_password()
+    if form is None:
+        form = ChangePasswordForm(has_password=has_password)
+    return {"section": "account", "form": form, "no_password_yet": not has_password,
+            "no_password_text": NO_PASSWORD_YET}
+
+
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
-    context = {"section": "account", "form": ChangePasswordForm()}
-    return render(request, "dashboard/account.html", context)
+    return render(request, "dashboard/account.html", _account_context(request))
 
 
 @login_required
 @require_POST
 def change_password(request: HttpRequest) -> HttpResponse:
-    form = ChangePasswordForm(request.POST)
-    context = {"section": "account", "form": form}
+    form = ChangePasswordForm(request.POST, has_password=signed_in(request).has_usable_password())
+    context = _account_context(request, form)
     if not form.is_valid():
         return _form_page(request, "dashboard/account.html", context)
     try:
         user = accounts.user_change_password(
             user=signed_in(request),
-            current_password=form.cleaned_data["currentPassword"],
+            current_password=form.cleaned_data.get("currentPassword"),
             new_password=form.cleaned_data["newPassword"],
+            client=Client.of(request),
         )
     except ServiceError as error:
         messages.error(request, f"Password not changed. {_error_text(error)}")

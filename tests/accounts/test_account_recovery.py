@@ -1,6 +1,8 @@
 """Forgot and reset password, change password, log out everywhere, and operators revoking tokens
 (contract, "Account security")."""
 
+import re
+
 import pytest
 from django.core import mail
 from django.db import connection
@@ -105,7 +107,8 @@ def test_account_requests_do_the_same_work_whether_or_not_the_address_exists(
         payload = {key: value.format(email=email) for key, value in body.items()}
         with CaptureQueriesContext(connection) as queries:
             response = api.post(path, payload, format="json")
-        return response, [q["sql"] for q in queries]
+        # The statements, their values aside (sign-up records itself whatever the address).
+        return response, [re.sub(r"'[^']*'", "?", q["sql"]) for q in queries]
 
     known, known_sql = run("known@example.com")
     unknown, unknown_sql = run("unknown@example.com")

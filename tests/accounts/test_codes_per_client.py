@@ -1,0 +1,118 @@
+"""Emailed codes and wrong tries per client (contract, "Account security"): nobody else's
+wrong codes ever stop an owner from verifying or resetting, and strangers' guesses stay
+bounded."""
+
+import pytest
+
+from accounts.models import User
+from tests.conftest import PASSWORD, CommitClient, last_code, make_user
+
+EMAIL = "owner@example.com"
+OWNER_IP = "203.0.113.5"
+NEW_PASSWORD = "another long passphrase"
+
+
+def wrong(code: str) -> str:
+    return "000000" if code != "000000" else "111111"
+
+
+def sign_up(api):
+    api.post("/api/auth/signup", {"email": EMAIL, "password": PASSWORD}, format="json",
+             REMOTE_ADDR=OWNER_IP)
+    return last_code(EMAIL)
+
+
+def verify(client, code, ip):
+    return client.post("/api/auth/verify-email", {"email": EMAIL, "code": code}, format="json",
+                       REMOTE_ADDR=ip)
+
+
+def forgot(api, ip=OWNER_IP):
+    api.post("/api/auth/forgot-password", {"email": EMAIL}, format="json", REMOTE_ADDR=ip)
+    return last_code(EMAIL)
+
+
+def reset(client, code, ip):
+    body = {"email": EMAIL, "code": code, "password": NEW_PASSWORD}
+    return client.post("/api/auth/reset-password", body, format="json", REMOTE_ADDR=ip)
+
+
+def test_five_wrong_tries_from_one_client_kill_the_code_for_that_client_only(api):
+    code = sign_up(api)
+    for _ in range(5):
+        assert verify(api, wrong(code), "198.51.100.1").status_code == 400
+
+    assert verify(api, code, "198.51.100.1").json()["error"] == "invalid_code"
+    assert verify(api, code, OWNER_IP).status_code == 200
+
+
+def test_the_askers_own_five_wrong_tries_kill_the_code(api):
+    code = sign_up(api)
+    for _ in range(5):
+        verify(api, wrong(code), OWNER_IP)
+
+    assert verify(api, code, OWNER_IP).status_code == 400
+    assert not User.objects.get(email=EMAIL).is_verified
+
+
+def strangers_guess(api, code, send, tries=20):
+    for n in range(tries):
+        assert send(api, wrong(code), f"198.51.100.{n // 4}").status_code == 400
+
+
+def test_past_twenty_strangers_tries_they_get_429_and_the_asker_still_verifies(api):
+    code = sign_up(api)
+    strangers_guess(api, code, verify)
+
+    refused = verify(api, code, "198.51.100.200")
+
+    assert refused.status_code == 429
+    assert refused.json()["error"] == "too_many_attempts"
+    assert 0 < int(refused["Retry-After"]) <= 86400
+    assert verify(api, code, OWNER_IP).status_code == 200
+
+
+def test_past_twenty_strangers_tries_the_asker_still_resets(api, db):
+    make_user(EMAIL)
+    code = forgot(api)
+    strangers_guess(api, code, reset)
+
+    assert reset(api, code, "198.51.100.200").status_code == 429
+    assert reset(api, code, OWNER_IP).status_code == 200
+    assert User.objects.get(email=EMAIL).check_password(NEW_PASSWORD)
+
+
+def test_a_client_with_the_device_cookie_may_still_reset(api, db):
+    make_user(EMAIL)
+    on_device = CommitClient()
+    signed_in = on_device.post("/api/auth/login", {"email": EMAIL, "password": PASSWORD},
+                               format="json", REMOTE_ADDR="192.0.2.9")
+    assert signed_in.status_code == 200
+    code = forgot(api, ip="198.51.100.250")  # asked from somewhere else
+    strangers_guess(api, code, reset)
+
+    assert reset(on_device, code, "192.0.2.10").status_code == 200
+
+
+def test_the_askers_wrong_tries_do_not_use_up_the_strangers_allowance(api):
+    code = sign_up(api)
+    for _ in range(4):
+        verify(api, wrong(code), OWNER_IP)
+    strangers_guess(api, code, verify, tries=19)
+
+    assert verify(api, wrong(code), "198.51.100.201").status_code == 400
+    assert verify(api, code, "198.51.100.202").status_code == 429
+
+
+@pytest.mark.parametrize("purpose", ["verify", "reset"])
+def test_a_stranger_with_no_live_code_to_guess_never_blocks_the_owner(api, db, purpose):
+    """Twenty wrong codes for an address that has no live code yet."""
+    if purpose == "reset":
+        make_user(EMAIL)
+    for n in range(21):
+        send = verify if purpose == "verify" else reset
+        send(api, "123456", f"198.51.100.{n}")
+
+    code = sign_up(api) if purpose == "verify" else forgot(api)
+    send = verify if purpose == "verify" else reset
+    assert send(api, code, OWNER_IP).status_code == 200

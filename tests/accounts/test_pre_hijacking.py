@@ -1,0 +1,160 @@
+"""No pre-hijacking, in either order (contract, "Account security"): whoever verifies an address
+ends up in an account that no password chosen by someone else opens."""
+
+import pytest
+from django.core import mail
+
+from accounts.models import SignUpAttempt, User
+from tests.conftest import CommitBrowserClient, last_code
+
+SIGNUP = "/api/auth/signup"
+VERIFY = "/api/auth/verify-email"
+LOGIN = "/api/auth/login"
+TOKEN = "/api/auth/token"
+CHANGE = "/api/auth/change-password"
+EMAIL = "victim@example.com"
+OWNER = "owners-own-passphrase"
+ATTACKER = "attacker-chosen-passphrase"
+
+
+def sign_up(api, password, ip="127.0.0.1"):
+    return api.post(SIGNUP, {"email": EMAIL, "password": password}, format="json",
+                    REMOTE_ADDR=ip)
+
+
+def verify(api, code):
+    return api.post(VERIFY, {"email": EMAIL, "code": code}, format="json")
+
+
+def login(api, password, path=LOGIN):
+    return api.post(path, {"email": EMAIL, "password": password}, format="json")
+
+
+@pytest.fixture
+def held_back(monkeypatch):
+    """Sign-ups answered while the worker has not run their background work yet."""
+    held = []
+
+    def hold():
+        monkeypatch.setattr("accounts.tasks.enqueue", lambda task, *args: held.append(args))
+
+    return hold
+
+
+@pytest.mark.parametrize("first", [ATTACKER, OWNER], ids=["attacker-first", "owner-first"])
+@pytest.mark.parametrize("gap", [5, 61], ids=["inside-send-window", "outside-send-window"])
+def test_different_passwords_leave_the_verifier_with_no_usable_password(api, clock, first, gap):
+    second = OWNER if first == ATTACKER else ATTACKER
+    assert sign_up(api, first, ip="198.51.100.1").status_code == 201
+    clock.advance(seconds=gap)
+    assert sign_up(api, second, ip="203.0.113.9").status_code == 201
+
+    verified = verify(api, last_code(EMAIL))  # the owner holds the inbox
+
+    assert verified.status_code == 200
+    assert verified.json()["user"]["isVerified"] is True
+    assert "ff_token" in verified.cookies
+    assert login(api, ATTACKER).status_code == 401
+    assert login(api, OWNER).status_code == 401
+    assert not User.objects.get(email=EMAIL).has_usable_password()
+
+
+@pytest.mark.parametrize("pending", ["attacker", "owner"])
+def test_a_sign_up_whose_background_work_has_not_run_still_counts(api, held_back, pending):
+    """Every sign-up answered before a verification request counts."""
+    if pending == "attacker":
+        sign_up(api, OWNER)
+        held_back()
+        assert sign_up(api, ATTACKER).status_code == 201
+    else:
+        sign_up(api, ATTACKER)
+        held_back()
+        assert sign_up(api, OWNER).status_code == 201
+
+    assert verify(api, last_code(EMAIL)).status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+    assert login(api, OWNER).status_code == 401
+
+
+def test_the_same_password_twice_is_kept(api, clock):
+    sign_up(api, OWNER)
+    clock.advance(seconds=61)
+    sign_up(api, OWNER)
+
+    assert verify(api, last_code(EMAIL)).status_code == 200
+    assert login(api, OWNER).status_code == 200
+    assert not SignUpAttempt.objects.exists()
+
+
+def test_a_sign_up_after_verification_changes_nothing(api):
+    sign_up(api, OWNER)
+    verify(api, last_code(EMAIL))
+    mail.outbox.clear()
+
+    assert sign_up(api, ATTACKER).status_code == 201
+
+    assert mail.outbox == []
+    assert login(api, OWNER).status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+    assert not SignUpAttempt.objects.exists()
+
+
+def test_the_verifier_sets_a_password_without_a_current_one(api, clock):
+    sign_up(api, ATTACKER)
+    sign_up(api, OWNER)
+    verify(api, last_code(EMAIL))  # the cookie of the fresh session stays on the client
+
+    changed = api.post(CHANGE, {"newPassword": "the-owners-new-passphrase"}, format="json")
+
+    assert changed.status_code == 200
+    assert login(api, "the-owners-new-passphrase").status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+
+
+def test_a_usable_password_still_needs_the_current_one(owner_api):
+    changed = owner_api.post(CHANGE, {"newPassword": "the-owners-new-passphrase"},
+                             format="json")
+
+    assert changed.status_code == 400
+    assert changed.json()["error"] == "validation_error"
+    assert list(changed.json()["details"]) == ["currentPassword"]
+
+
+def test_the_dashboard_says_the_account_has_no_password_yet(api, db):
+    sign_up(api, ATTACKER)
+    sign_up(api, OWNER)
+    browser = CommitBrowserClient()
+
+    verified = browser.post("/dashboard/verify", {"email": EMAIL, "code": last_code(EMAIL)})
+
+    assert verified.status_code == 302
+    assert verified["Location"] == "/dashboard/account"
+    page = browser.get("/dashboard/account")
+    assert "no password yet" in page.content.decode()
+    assert 'name="currentPassword"' not in page.content.decode()
+    set_one = browser.post("/dashboard/account/password",
+                           {"newPassword": "the-owners-new-passphrase"})
+    assert set_one.status_code == 302
+    assert login(api, "the-owners-new-passphrase").status_code == 200
+
+
+@pytest.mark.parametrize("path", [LOGIN, TOKEN])
+def test_sign_in_right_after_sign_up_is_403_before_the_background_work(api, held_back, path):
+    held_back()
+    assert sign_up(api, OWNER).status_code == 201
+    assert not User.objects.filter(email=EMAIL).exists()
+
+    pending = login(api, OWNER, path)
+    wrong = login(api, "not-the-passphrase", path)
+
+    assert pending.status_code == 403
+    assert pending.json()["error"] == "email_not_verified"
+    assert wrong.status_code == 401
+
+
+def test_sign_in_with_the_second_sign_ups_password_is_403_too(api):
+    sign_up(api, ATTACKER)
+    sign_up(api, OWNER)
+
+    assert login(api, OWNER).status_code == 403
+    assert login(api, ATTACKER).status_code == 403
