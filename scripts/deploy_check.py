@@ -166,7 +166,9 @@ def base_image(args: argparse.Namespace, work: Path) -> None:
             cache.mkdir(parents=True, exist_ok=True)
         except OSError:
             tarball = work / "bookworm-min.tar"
-        run("tar", "-C", rootfs, "-cf", tarball, ".")
+        # apt's package lists and downloaded packages are of no use in the image.
+        run("tar", "-C", rootfs, "--exclude=./var/cache/apt/archives/*.deb",
+            "--exclude=./var/lib/apt/lists/*", "-cf", tarball, ".")
         shutil.rmtree(rootfs, ignore_errors=True)
     run("podman", "import", tarball, BASE_IMAGE, stdout=subprocess.DEVNULL)
 
