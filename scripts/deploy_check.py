@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import os
 import re
 import secrets
@@ -134,6 +135,25 @@ def restore(args: argparse.Namespace, work: Path) -> None:
     if code:
         print((work / "restored-web.log").read_text(errors="replace")[-3000:], flush=True)
         raise stack.StackFailed("the restored database did not give the submissions back")
+    secrets_readable(env, work / "record.json")
+
+
+# Integration secrets are encrypted with FIELD_ENCRYPTION_KEYS: the restored webhook's signing
+# secret must decrypt, with the keys kept beside the dump, to the one the smoke was given.
+DECRYPT = """
+import json
+from integrations.models import Integration
+print(json.dumps([row.secrets.get("signingSecret") for row in Integration.objects.all()]))
+"""
+
+
+def secrets_readable(env: dict, record: Path) -> None:
+    wanted = json.loads(record.read_text())["signingSecret"]
+    output = run(stack.RUNTIME_BIN / "python", "manage.py", "shell", "-c", DECRYPT, cwd=ROOT,
+                 env=env, capture_output=True, text=True).stdout
+    if wanted not in json.loads(output.strip().splitlines()[-1]):
+        raise stack.StackFailed("the restored webhook's signing secret did not decrypt")
+    print("restore: the webhook's signing secret decrypts with the kept keys", flush=True)
 
 
 # --- container --------------------------------------------------------------------------------

@@ -243,8 +243,10 @@ def check(
         raise SmokeFailed("the webhook arrived with a signature that does not verify")
     say("signed webhook delivered and verified")
     if record is not None:
-        record.write_text(json.dumps({"email": email, "password": PASSWORD,
-                                      "form": form["_id"], "submitted": [fields, streamed]}))
+        record.write_text(json.dumps({
+            "email": email, "password": PASSWORD, "form": form["_id"],
+            "submitted": [fields, streamed],
+            "signingSecret": webhook["config"]["signingSecret"]}))
         record.chmod(0o600)
     return access, form["_id"]
 
@@ -291,8 +293,6 @@ def read_back(base: str, record: Path) -> None:
     if missing:
         raise SmokeFailed(f"not read back: {missing}")
     say(f"read back all {len(kept['submitted'])} recorded submissions")
-
-
 def hostile_http(base: str, access: str, form_id: str) -> None:
     """scripts/hostile.py's suite and slow-client test against the running deployment."""
     try:
