@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
 import django  # noqa: E402
@@ -19,6 +17,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.test.utils import setup_databases, setup_test_environment, teardown_databases  # noqa: E402
+from stack import timed  # noqa: E402, F401  (scripts/stack.py: the benches' one timer)
 
 
 @contextmanager
@@ -36,16 +35,3 @@ def scratch_database():
         yield
     finally:
         teardown_databases(names, verbosity=0)
-
-
-def timed(action: Callable[[], object], repeat: int) -> dict[str, float]:
-    samples = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - began) * 1000)
-    samples.sort()
-    return {
-        "median_ms": statistics.median(samples),
-        "p95_ms": samples[int(len(samples) * 0.95) - 1],
-    }

@@ -21,10 +21,8 @@ machine (so the server's time plus a loopback round trip), after WARM_UP request
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
-import time
 import urllib.request
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
@@ -50,17 +48,15 @@ FIRST_SUBMISSION = ("SELECT id FROM submissions_submission WHERE form_id = '{for
                     "ORDER BY submitted_at DESC LIMIT 1")
 
 
-def timed(url: str, token: str) -> dict:
+def page(url: str, token: str) -> dict:
     request = urllib.request.Request(url, headers={"Cookie": f"ff_token={token}"})
-    times = []
-    for _ in range(WARM_UP + 10):
-        began = time.monotonic()
+
+    def fetch() -> None:
         with urllib.request.urlopen(request, timeout=60) as response:
             response.read()
             assert response.status == 200, url
-        times.append((time.monotonic() - began) * 1000)
-    measured = times[WARM_UP:]
-    return {"median_ms": round(statistics.median(measured), 1), "max_ms": round(max(measured), 1)}
+
+    return load.stack.timed(fetch, 10, warm_up=WARM_UP)
 
 
 def main() -> None:
@@ -96,7 +92,7 @@ def main() -> None:
             "search_export_csv": f"/dashboard/forms/{form}/export?format=csv&q=number+9999",
         }
         for name, path in pages.items():
-            report[name] = timed(base + path, token)
+            report[name] = page(base + path, token)
     print(json.dumps(report, indent=2))
 
 

@@ -41,6 +41,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from load import ROOT, VENV_BIN, free_port, manage, process, receiver_stats, wait_up
+from stack import command as procfile_command  # scripts/stack.py, on the path load.py set
 
 BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Fault test"}
 SETUP = """
@@ -191,21 +192,20 @@ def stored(env: dict) -> int:
     return int(manage(env, "shell", "-c", STORED).strip().splitlines()[-1])
 
 
-def web_command(port: int) -> list:
-    return [VENV_BIN / "gunicorn", "config.asgi:application", "-k",
-            "config.serving.worker.Worker", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-            "--threads", "4"]
+def web_command(env: dict, port: int) -> list:
+    return procfile_command("web", {**env, "PORT": str(port)}, VENV_BIN)
 
 
-WORKER = [VENV_BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO",
-          "--concurrency", "2"]
-BEAT = [VENV_BIN / "celery", "-A", "config", "beat", "--loglevel", "INFO"]
-# The worker as the README tells operators to run it: under a supervisor that starts it again
-# when it exits (systemd's Restart=always). Celery's worker may exit when its broker
-# connection drops while it holds an unacknowledged message (kombu raises restoring it).
-SUPERVISED_WORKER = ["bash", "-c",
-                     'while true; do "$@"; echo "worker exited with $?; starting it again" >&2; '
-                     "sleep 1; done", "supervisor", *WORKER]
+def worker_command(env: dict) -> list:
+    return procfile_command("worker", env, VENV_BIN)
+
+
+def supervised_worker(env: dict) -> list:
+    """The worker as the README tells operators to run it: under a supervisor that starts it
+    again when it exits (systemd's Restart=always). Celery's worker may exit when its broker
+    connection drops while it holds an unacknowledged message (kombu raises restoring it)."""
+    return ["bash", "-c", 'while true; do "$@"; echo "worker exited with $?; starting it again" '
+            '>&2; sleep 1; done', "supervisor", *worker_command(env)]
 
 
 def wait_delivered(hook_port: int, count: int, timeout: float) -> dict:
@@ -249,8 +249,8 @@ def production_stack(work: Path, stack: ExitStack):
                    check=True)
     env = stack_env(work, database, f"redis://127.0.0.1:{redis.port}/0")
     slug = prepare(env, hook_port)
-    stack.enter_context(process(web_command(port), env, work / "web.log"))
-    stack.enter_context(process(BEAT, env, work / "beat.log"))
+    stack.enter_context(process(web_command(env, port), env, work / "web.log"))
+    stack.enter_context(process(procfile_command("beat", env, VENV_BIN), env, work / "beat.log"))
     wait_up(f"http://127.0.0.1:{port}/healthz")
     yield {"env": env, "port": port, "hook_port": hook_port, "slug": slug,
            "postgres": postgres, "redis": redis}
@@ -262,7 +262,8 @@ def at(seconds_after: float, start: float) -> None:
 
 def redis_outage(work: Path) -> dict:
     with ExitStack() as stack, production_stack(work, stack) as s:
-        stack.enter_context(process(SUPERVISED_WORKER, s["env"], work / "worker.log"))
+        stack.enter_context(process(supervised_worker(s["env"]), s["env"],
+                                    work / "worker.log"))
         load = Load(s["port"], s["slug"], 1000, 50).start()
         at(10, load.started)
         s["redis"].stop()
@@ -278,7 +279,7 @@ def redis_outage(work: Path) -> dict:
 
 def worker_killed(work: Path) -> dict:
     with ExitStack() as stack, production_stack(work, stack) as s:
-        worker = subprocess.Popen([str(part) for part in WORKER], cwd=ROOT, env=s["env"],
+        worker = subprocess.Popen(worker_command(s["env"]), cwd=ROOT, env=s["env"],
                                   stdout=(work / "worker.log").open("ab"),
                                   stderr=subprocess.STDOUT, start_new_session=True)
         time.sleep(5)  # the worker is up and idle
@@ -287,7 +288,7 @@ def worker_killed(work: Path) -> dict:
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
         time.sleep(3)
-        stack.enter_context(process(WORKER, s["env"], work / "worker.log"))
+        stack.enter_context(process(worker_command(s["env"]), s["env"], work / "worker.log"))
         back = time.time()
         load.wait()
         stats = wait_delivered(s["hook_port"], load.accepted, 90)
@@ -298,7 +299,7 @@ def worker_killed(work: Path) -> dict:
 
 def database_outage(work: Path) -> dict:
     with ExitStack() as stack, production_stack(work, stack) as s:
-        stack.enter_context(process(WORKER, s["env"], work / "worker.log"))
+        stack.enter_context(process(worker_command(s["env"]), s["env"], work / "worker.log"))
         load = Load(s["port"], s["slug"], 600, 30).start()
         at(5, load.started)
         s["postgres"].stop()

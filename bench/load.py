@@ -28,8 +28,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,15 +38,19 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VENV_BIN = ROOT / ".venv" / "bin"
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import stack  # noqa: E402  (scripts/stack.py: the Procfile's lines, starting and stopping them)
+
+VENV_BIN = stack.RUNTIME_BIN
+free_port = stack.free_port
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 # Several people may bench on one machine: each names its own database, Redis database and
-# port range (BENCH_DATABASE, BENCH_REDIS_DB, BENCH_PORTS=first-last).
+# port range (BENCH_DATABASE, BENCH_REDIS_DB, and STACK_PORTS=first-last for scripts/stack.py).
 PG_DATABASE = os.environ.get("BENCH_DATABASE", "formflow_bench")
 PG_URL = f"postgres://postgres@127.0.0.1:5432/{PG_DATABASE}"
 REDIS_DB = os.environ.get("BENCH_REDIS_DB", "13")
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_DB}"
-PORTS = os.environ.get("BENCH_PORTS", "")
 BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello there! " * 10,
         "ref": "SEQUENCE"}
 
@@ -77,56 +79,17 @@ end
 """
 
 
-def free_port() -> int:
-    """A free port: any, or the next free one in BENCH_PORTS."""
-    first, _, last = PORTS.partition("-")
-    candidates = range(int(first), int(last) + 1) if PORTS else [0]
-    for candidate in candidates:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", candidate))
-            except OSError:
-                continue
-            port = sock.getsockname()[1]
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
-    raise SystemExit(f"no free port in {PORTS}")
-
-
-_handed_out: set[int] = set()
-
-
 @contextmanager
 def process(command: list, env: dict, log: Path):
-    with log.open("ab") as output:
-        child = subprocess.Popen(
-            [str(part) for part in command], cwd=ROOT, env=env, stdout=output,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    try:
+    with stack.started(command, env, log) as child:
         yield child
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGTERM)
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
 
 
 def wait_up(url: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except urllib.error.HTTPError:
-            return  # it answers, whatever it says
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit(f"{url} did not come up")
+    try:
+        stack.wait_for_answer(url, timeout)
+    except stack.StackFailed as error:
+        raise SystemExit(str(error)) from None
 
 
 def cpu_seconds(pid: int) -> float:
@@ -334,30 +297,34 @@ def prepare(args: argparse.Namespace, work: Path, hook_port: int) -> tuple[dict,
     return env, slugs
 
 
-# The production web server, and gunicorn's own threaded worker for comparison.
+# The production web server (the Procfile's), and gunicorn's own threaded worker for comparison.
 SERVERS = {
-    "edge": ["config.asgi:application", "--worker-class", "config.serving.worker.Worker"],
+    "edge": [],
     "gthread": ["config.wsgi:application"],
 }
 
 
-def servers(args: argparse.Namespace, env: dict, port: int, settings: str | None) -> dict:
-    web_env = {**env, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
+def web_command(args: argparse.Namespace, env: dict, port: int) -> list:
     workers = "2" if args.setup == "production" else "1"
     threads = "4" if args.setup == "production" else "8"
-    commands = {
-        "web": [VENV_BIN / "gunicorn", *SERVERS[args.server], "--bind", f"127.0.0.1:{port}",
-                "--workers", workers, "--threads", threads, "--backlog", "2048"],
-    }
+    words = stack.command("web", {**env, "PORT": str(port), "WEB_CONCURRENCY": workers,
+                                  "WEB_THREADS": threads}, VENV_BIN)
+    if SERVERS[args.server]:
+        at = words.index("--worker-class")
+        words = [words[0], *SERVERS[args.server], *words[2:at], *words[at + 2:]]
+    return [*words, "--backlog", "2048"]
+
+
+def servers(args: argparse.Namespace, env: dict, port: int, settings: str | None) -> dict:
+    web_env = {**env, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
+    commands = {"web": web_command(args, env, port)}
+    quiet = {**env, "LOG_LEVEL": "WARNING", "WORKER_CONCURRENCY": "2"}
     if settings is None:
         if args.setup == "production":
-            commands["worker"] = [VENV_BIN / "celery", "-A", "config", "worker", "--loglevel",
-                                  "WARNING", "--concurrency", "2"]
-            commands["beat"] = [VENV_BIN / "celery", "-A", "config", "beat", "--loglevel",
-                                "WARNING"]
-        else:
-            commands["worker"] = [VENV_BIN / "celery", "-A", "config", "worker", "--beat",
-                                  "--loglevel", "WARNING", "--concurrency", "2"]
+            commands["worker"] = stack.command("worker", quiet, VENV_BIN)
+            commands["beat"] = stack.command("beat", quiet, VENV_BIN)
+        else:  # as dev.py start runs it: beat inside the worker
+            commands["worker"] = [*stack.command("worker", quiet, VENV_BIN), "--beat"]
     return {"env": web_env, "commands": commands}
 
 

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import smoke  # scripts/smoke.py, beside this file
+import stack
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv-dev" / "bin"
@@ -84,7 +85,7 @@ def main(argv: list[str]) -> int:
                         help="test only the operations whose path matches")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="formflow-schema-"))
-    port = smoke.free_port()
+    port = stack.free_port()
     base = f"http://127.0.0.1:{port}"
     env = environment(args, work, base)
     seeded = seed(env)
@@ -98,12 +99,11 @@ def main(argv: list[str]) -> int:
         command += ["--max-examples", str(args.max_examples)]
     if args.include_path_regex:
         command += ["--include-path-regex", args.include_path_regex]
-    with ExitStack() as stack:
-        web = stack.enter_context(smoke.started(
-            [BIN / "gunicorn", "config.asgi:application", "--worker-class",
-             "config.serving.worker.Worker", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-             "--threads", "4"], env, work / "gunicorn.log", "gunicorn"))
-        smoke.wait_until_up(base, [web])
+    with ExitStack() as processes:
+        web = processes.enter_context(stack.started(
+            stack.command("web", {**env, "PORT": str(port)}, BIN), env, work / "gunicorn.log",
+            "gunicorn"))
+        stack.wait_until_up(base, [web])
         result = subprocess.run([str(part) for part in command], cwd=ROOT, env=run_env)
     if result.returncode:
         print((work / "gunicorn.log").read_text()[-5000:], file=sys.stderr)

@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
 """Smoke test of a FormFlow installation, over HTTP only. Standard library only.
 
-    python3 scripts/smoke.py check --base-url URL [--mail-log FILE]
+    python3 scripts/smoke.py check --base-url URL [--mail-log FILE] [--cacert FILE]
         One journey against any running deployment: sign up, verify (the code is read from
         the console email in FILE, or typed in), create a form and a webhook to a receiver
         this script runs, submit, and wait for the signed delivery. The deployment must be
         allowed to call the receiver (see --receiver-url and WEBHOOK_ALLOW_PRIVATE_NETWORKS).
+        --record FILE keeps the account and what was submitted; --read-back FILE, instead of
+        the journey, signs in as that account and finds every recorded submission (a restored
+        backup's check).
 
-    python3 scripts/smoke.py production --database-url URL --redis-url URL
-        A fresh venv from the runtime lock alone (requirements.txt, hashes required), then the
-        README's production commands (migrate, gunicorn, celery worker, celery beat), then
-        `check` against them, then scripts/hostile.py's suite and slow-client test.
+    python3 scripts/smoke.py production --database-url URL --redis-url URL [--venv DIR]
+                                        [--behind-caddy] [--record FILE]
+        A fresh venv from the runtime lock alone (requirements.txt, hashes required; or the
+        venv DIR, made from it by `dev.py install`), then migrate and the Procfile's web,
+        worker and beat, then `check` against them, then scripts/hostile.py's suite and
+        slow-client test. --behind-caddy puts deploy/Caddyfile in front (HTTPS from Caddy's
+        own CA, TRUSTED_PROXY_COUNT=1) and checks through it the client address, BASE_URL and
+        secure cookies instead of hostile.py's raw-socket suite.
+
+    python3 scripts/smoke.py container --image NAME --database-url URL --redis-url URL
+        The image's migrate, web, worker and beat under podman on the host's network, then
+        `check` against them.
 
     python3 scripts/smoke.py embedded
         `python3 dev.py start` on the embedded defaults in a temporary DATA_DIR, then `check`
@@ -27,13 +38,13 @@ import base64
 import hashlib
 import hmac
 import http.client
+import ipaddress
 import json
 import os
 import re
 import secrets
 import shutil
-import signal
-import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -43,19 +54,22 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import venv
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import hostile  # scripts/hostile.py, beside this file
+import stack  # scripts/stack.py: the Procfile's command lines, starting and stopping them
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "smoke-test passphrase " + secrets.token_hex(4)
 MAIL_SEPARATOR = "-" * 79  # Django's console email backend ends every message with it
 
 
-class SmokeFailed(Exception):
-    pass
+SmokeFailed = stack.StackFailed
+# A client address no one has; sent as X-Forwarded-For through the proxy, which must replace it.
+SPOOFED_ADDRESS = "203.0.113.77"
+TLS: ssl.SSLContext | None = None  # trusts the proxy's CA, when --cacert is given
 
 
 def say(message: str) -> None:
@@ -65,31 +79,44 @@ def say(message: str) -> None:
 # --- HTTP ------------------------------------------------------------------------------------
 
 
-def call(base: str, method: str, path: str, body=None, token: str | None = None):
-    """One JSON request; returns (status, parsed body or None)."""
+def request(base: str, method: str, path: str, body=None, token: str | None = None,
+            headers: dict | None = None):
+    """One JSON request; returns (status, parsed body or None, response headers)."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method)
-    request.add_header("Accept", "application/json")
+    prepared = urllib.request.Request(base + path, data=data, method=method,
+                                      headers=headers or {})
+    prepared.add_header("Accept", "application/json")
     if data is not None:
-        request.add_header("Content-Type", "application/json")
+        prepared.add_header("Content-Type", "application/json")
     if token:
-        request.add_header("Authorization", f"Bearer {token}")
+        prepared.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(request, timeout=15) as response:
-            status, raw = response.status, response.read()
+        with urllib.request.urlopen(prepared, timeout=15, context=TLS) as response:
+            status, raw, got = response.status, response.read(), response.headers
     except urllib.error.HTTPError as error:
-        status, raw = error.code, error.read()
+        status, raw, got = error.code, error.read(), error.headers
     try:
-        return status, json.loads(raw) if raw else None
+        return status, json.loads(raw) if raw else None, got
     except ValueError:
-        return status, None
+        return status, None, got
+
+
+def call(base: str, method: str, path: str, body=None, token: str | None = None,
+         headers: dict | None = None):
+    """One JSON request; returns (status, parsed body or None)."""
+    return request(base, method, path, body, token, headers)[:2]
 
 
 def call_chunked(base: str, path: str, body: dict):
     """One JSON post streamed with Transfer-Encoding: chunked (no Content-Length)."""
     raw = json.dumps(body).encode()
     parts = urllib.parse.urlsplit(base)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=15,
+                                                 context=TLS)
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
     try:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         connection.request("POST", path, body=iter([raw[:7], raw[7:]]), headers=headers)
@@ -171,9 +198,12 @@ def code_from_log(path: Path, email: str, timeout: float = 60) -> str:
 
 
 def check(
-    base: str, mail_log: Path | None, receiver: Receiver, receiver_url: str | None
+    base: str, mail_log: Path | None, receiver: Receiver, receiver_url: str | None,
+    base_url: str | None = None, behind_proxy: bool = False, record: Path | None = None,
 ) -> tuple[str, str]:
-    """Walk the journey; return the new owner's access token and form id."""
+    """Walk the journey; return the new owner's access token and form id. ``base_url``: the
+    BASE_URL the deployment must put in form endpoints. ``behind_proxy``: prove the proxy
+    setup (secure cookies, the client address through X-Forwarded-For)."""
     base = base.rstrip("/")
     email = f"smoke-{secrets.token_hex(6)}@example.com"
     credentials = {"email": email, "password": PASSWORD}
@@ -183,30 +213,86 @@ def check(
     else:
         code = input(f"The code mailed to {email}: ").strip()
     verify = {"email": email, "code": code}
-    expect("verify email", *call(base, "POST", "/api/auth/verify-email", verify), wanted=200)
+    status, body, headers = request(base, "POST", "/api/auth/verify-email", verify)
+    expect("verify email", status, body, wanted=200)
+    if behind_proxy:
+        secure_cookie(headers)  # verifying signs the browser in
     token = expect("get a token", *call(base, "POST", "/api/auth/token", credentials), wanted=200)
     access = token["accessToken"]
     form = expect(
         "create a form", *call(base, "POST", "/api/v1/forms", {"name": "Smoke"}, access), wanted=201
     )
+    if base_url is not None:
+        endpoint_on(form, base_url)
     hook = {"type": "WEBHOOK", "config": {"url": receiver_url or receiver.url}}
     webhook = expect(
         "create a webhook", *call(base, "POST", "/api/v1/integrations", hook, access), wanted=201
     )
     fields = {"name": "Ada", "message": f"smoke {secrets.token_hex(4)}"}
-    expect("submit", *call(base, "POST", f"/api/v1/f/{form['slug']}", fields), wanted=200)
-    streamed = {"name": "Grace", "message": f"chunked {secrets.token_hex(4)}"}
+    spoof = {"X-Forwarded-For": SPOOFED_ADDRESS} if behind_proxy else None
     path = f"/api/v1/f/{form['slug']}"
+    expect("submit", *call(base, "POST", path, fields, headers=spoof), wanted=200)
+    streamed = {"name": "Grace", "message": f"chunked {secrets.token_hex(4)}"}
     expect("submit a chunked body", *call_chunked(base, path, streamed), wanted=200)
-    wait_until_listed(base, form["_id"], access, streamed)
+    rows = wait_until_listed(base, form["_id"], access, streamed)
+    if behind_proxy:
+        client_address(rows, fields)
     delivered = wait_for_delivery(receiver, fields)
     headers, body = delivered
     if not signature_valid(webhook["config"]["signingSecret"], headers, body):
         raise SmokeFailed("the webhook arrived with a signature that does not verify")
     say("signed webhook delivered and verified")
+    if record is not None:
+        record.write_text(json.dumps({
+            "email": email, "password": PASSWORD, "form": form["_id"],
+            "submitted": [fields, streamed],
+            "signingSecret": webhook["config"]["signingSecret"]}))
+        record.chmod(0o600)
     return access, form["_id"]
 
 
+def secure_cookie(headers) -> None:
+    cookies = headers.get_all("Set-Cookie") or []
+    token = [cookie for cookie in cookies if cookie.startswith("ff_token=")]
+    if not token or "secure" not in token[0].lower().split("; "):
+        raise SmokeFailed(f"behind the proxy the session cookie must be Secure: {cookies}")
+    say("session cookie is Secure behind the proxy")
+
+
+def endpoint_on(form: dict, base_url: str) -> None:
+    wanted = f"{base_url.rstrip('/')}/api/v1/f/{form['slug']}"
+    if form.get("endpoint") != wanted:
+        raise SmokeFailed(f"the form's endpoint is {form.get('endpoint')}, not {wanted}")
+    say(f"form endpoint is on BASE_URL ({base_url})")
+
+
+def client_address(rows: list[dict], fields: dict) -> None:
+    """The submission sent with a forged X-Forwarded-For is recorded with the address the
+    proxy saw (this machine), never the forged one."""
+    row = next(row for row in rows if row["fields"] == fields)
+    ip = (row.get("meta") or {}).get("ip") or ""
+    try:
+        loopback = ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise SmokeFailed(f"the client address recorded behind the proxy is {ip!r}, not the "
+                          f"client's own (loopback); {SPOOFED_ADDRESS} was forged")
+    say(f"client address through the proxy: {ip} (the forged {SPOOFED_ADDRESS} ignored)")
+
+
+def read_back(base: str, record: Path) -> None:
+    """Sign in as the recorded account and find every recorded submission, decrypted."""
+    kept = json.loads(record.read_text())
+    base = base.rstrip("/")
+    credentials = {"email": kept["email"], "password": kept["password"]}
+    token = expect("sign in", *call(base, "POST", "/api/auth/token", credentials), wanted=200)
+    rows = listed(base, kept["form"], token["accessToken"])
+    missing = [fields for fields in kept["submitted"]
+               if not any(row["fields"] == fields for row in rows)]
+    if missing:
+        raise SmokeFailed(f"not read back: {missing}")
+    say(f"read back all {len(kept['submitted'])} recorded submissions")
 def hostile_http(base: str, access: str, form_id: str) -> None:
     """scripts/hostile.py's suite and slow-client test against the running deployment."""
     try:
@@ -216,13 +302,19 @@ def hostile_http(base: str, access: str, form_id: str) -> None:
         raise SmokeFailed(str(error)) from None
 
 
-def wait_until_listed(base: str, form_id: str, token: str, fields: dict, timeout: float = 10):
+def listed(base: str, form_id: str, token: str) -> list[dict]:
+    status, body = call(base, "GET", f"/api/v1/forms/{form_id}/submissions", token=token)
+    return (body or {}).get("data", []) if status == 200 else []
+
+
+def wait_until_listed(base: str, form_id: str, token: str, fields: dict,
+                      timeout: float = 10) -> list[dict]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        listed = call(base, "GET", f"/api/v1/forms/{form_id}/submissions", token=token)[1]
-        if any(row["fields"] == fields for row in (listed or {}).get("data", [])):
+        rows = listed(base, form_id, token)
+        if any(row["fields"] == fields for row in rows):
             say("chunked submission stored as sent")
-            return
+            return rows
         time.sleep(0.25)
     raise SmokeFailed("the chunked submission was not stored as sent")
 
@@ -241,58 +333,6 @@ def wait_for_delivery(receiver: Receiver, fields: dict, timeout: float = 90):
 # --- Starting a deployment -------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until_up(base: str, processes: list[subprocess.Popen], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for process in processes:
-            if process.poll() is not None:
-                raise SmokeFailed(f"{process.args[0]} exited with {process.returncode} at start")
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise SmokeFailed(f"{base}/healthz did not answer within {timeout}s")
-
-
-@contextmanager
-def started(command: list, env: dict, log: Path, name: str):
-    """Start one process with its output in ``log``; stop it (and only it) afterwards."""
-    with log.open("ab") as output:
-        say(f"starting {name}")
-        process = subprocess.Popen(
-            [str(part) for part in command],
-            cwd=ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # so stopping it can reach its own children, and no others
-        )
-    try:
-        yield process
-    finally:
-        stop(process, name)
-
-
-def stop(process: subprocess.Popen, name: str) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    say(f"stopped {name}")
-
-
 def runtime_venv(folder: Path) -> Path:
     """A fresh venv holding the runtime lock and nothing else."""
     say("installing the runtime lock into a fresh venv")
@@ -308,13 +348,15 @@ def runtime_venv(folder: Path) -> Path:
 
 def production_env(args: argparse.Namespace, work: Path, base: str, **extra: str) -> dict:
     """The environment of a production deployment on ``args``' PostgreSQL and Redis, with
-    fresh keys, and nothing of this shell's own Django settings."""
+    the keys of this environment (SECRET_KEY, FIELD_ENCRYPTION_KEYS) or fresh ones, and
+    nothing of this shell's own Django settings."""
     env = {
         **os.environ,
         "DATABASE_URL": args.database_url,
         "REDIS_URL": args.redis_url,
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "FIELD_ENCRYPTION_KEYS": base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+        "FIELD_ENCRYPTION_KEYS": os.environ.get("FIELD_ENCRYPTION_KEYS")
+        or base64.urlsafe_b64encode(os.urandom(32)).decode(),
         "BASE_URL": base,
         "DATA_DIR": str(work / "data"),
         **extra,
@@ -324,66 +366,141 @@ def production_env(args: argparse.Namespace, work: Path, base: str, **extra: str
     return env
 
 
+# Quick retries, so the smoke's webhook is delivered in seconds; the receiver is on loopback.
+SMOKE_SETTINGS = {"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "DELIVERY_RETRY_DELAYS": "1,2,5"}
+PROCESSES = ("web", "worker", "beat")
+# Behind the proxy, BASE_URL is https and plain http is redirected: a probe of the web
+# server itself says it came through the proxy over https.
+VIA_PROXY = {"X-Forwarded-Proto": "https"}
+
+
 def production(args: argparse.Namespace, work: Path) -> None:
-    bin_dir = runtime_venv(work / "venv")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = production_env(args, work, base, WEBHOOK_ALLOW_PRIVATE_NETWORKS="true",
-                         DELIVERY_RETRY_DELAYS="1,2,5")
+    bin_dir = Path(args.venv).resolve() / "bin" if args.venv else runtime_venv(work / "venv")
+    port = stack.free_port()
+    local = f"http://127.0.0.1:{port}"
+    extra = {**SMOKE_SETTINGS, "PORT": str(port)}
+    base = local
+    if args.behind_caddy:
+        https_port = stack.free_port()
+        base = f"https://localhost:{https_port}"
+        extra.update(TRUSTED_PROXY_COUNT="1", ALLOWED_HOSTS="localhost,127.0.0.1")
+    env = production_env(args, work, base, **extra)
     say("migrate")
     subprocess.run([bin_dir / "python", "manage.py", "migrate", "--no-input"], cwd=ROOT,
                    env=env, check=True, stdout=subprocess.DEVNULL)
-    logs = work / "logs"
-    logs.mkdir()
-    commands = {
-        "gunicorn": [bin_dir / "gunicorn", "config.asgi:application", "--worker-class",
-                     "config.serving.worker.Worker", "--bind", f"127.0.0.1:{port}",
-                     "--workers", "2", "--threads", "4"],
-        "worker": [bin_dir / "celery", "-A", "config", "worker", "--loglevel", "INFO",
-                   "--concurrency", "2"],
-        "beat": [bin_dir / "celery", "-A", "config", "beat", "--loglevel", "INFO"],
-    }
-    with ExitStack() as stack:
-        processes = [
-            stack.enter_context(started(command, env, logs / f"{name}.log", name))
-            for name, command in commands.items()
-        ]
-        try:
-            wait_until_up(base, processes)
-            receiver = Receiver("127.0.0.1:0")
-            stack.callback(receiver.close)
-            hostile_http(base, *check(base, logs / "worker.log", receiver, None))
-            for process, name in zip(processes, commands, strict=True):
-                if process.poll() is not None:
-                    raise SmokeFailed(f"{name} exited with {process.returncode}")
-        except SmokeFailed:
-            show_logs(logs)
-            raise
+    commands = {name: stack.command(name, env, bin_dir) for name in PROCESSES}
+    with ExitStack() as stack_:
+        if args.behind_caddy:
+            caddy(stack_, work, port, https_port)
+        serve_and_check(stack_, commands, env, work / "logs", local, base,
+                        behind_proxy=args.behind_caddy, record=args.record,
+                        hostile_suite=not args.behind_caddy,  # raw sockets, plain HTTP
+                        probe_headers=VIA_PROXY if args.behind_caddy else None)
+
+
+def caddy(stack_: ExitStack, work: Path, upstream: int, https_port: int) -> None:
+    """deploy/Caddyfile on loopback: ``tls internal`` (Caddy's own CA, which TLS then
+    trusts), on spare ports, with no admin endpoint and nothing installed in the system."""
+    global TLS
+    config = work / "Caddyfile"
+    config.write_text(CADDY_CI.format(http=stack.free_port(), https=https_port,
+                                      caddyfile=ROOT / "deploy" / "Caddyfile"))
+    env = {**os.environ, "XDG_DATA_HOME": str(work / "caddy-data"),
+           "XDG_CONFIG_HOME": str(work / "caddy-config"),
+           "FORMFLOW_SITE": f"localhost:{https_port}", "FORMFLOW_TLS": "tls internal",
+           "FORMFLOW_UPSTREAM": f"127.0.0.1:{upstream}"}
+    (work / "logs").mkdir(exist_ok=True)
+    process = stack_.enter_context(stack.started(
+        ["caddy", "run", "--config", config, "--adapter", "caddyfile"], env,
+        work / "logs" / "caddy.log", "caddy"))
+    root = work / "caddy-data" / "caddy" / "pki" / "authorities" / "local" / "root.crt"
+    deadline = time.monotonic() + 30
+    while not root.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            show_logs(work / "logs")
+            raise SmokeFailed("caddy did not start (or made no CA)")
+        time.sleep(0.2)
+    TLS = ssl.create_default_context(cafile=str(root))
+
+
+CADDY_CI = """{{
+	admin off
+	skip_install_trust
+	http_port {http}
+	https_port {https}
+}}
+import {caddyfile}
+"""
+
+
+def container(args: argparse.Namespace, work: Path) -> None:
+    """The image's processes under podman, on the host's network and its services."""
+    port = stack.free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = production_env(args, work, base, **SMOKE_SETTINGS, PORT=str(port))
+    passed = ["DATABASE_URL", "REDIS_URL", "SECRET_KEY", "FIELD_ENCRYPTION_KEYS", "BASE_URL",
+              "PORT", *SMOKE_SETTINGS]
+    tag = secrets.token_hex(3)
+
+    def podman(name: str, *arguments: str) -> list[str]:
+        options = [f"--env={variable}" for variable in passed]
+        return ["podman", "run", "--rm", "--init", "--network=host", f"--name=ff-{name}-{tag}",
+                *options, *arguments]
+
+    say("migrate (in the image)")
+    subprocess.run(podman("migrate", "--entrypoint=python", args.image, "manage.py", "migrate",
+                          "--no-input"), env=env, check=True, stdout=subprocess.DEVNULL)
+    commands = {name: podman(name, args.image, name) for name in PROCESSES}
+    with ExitStack() as stack_:
+        for name in PROCESSES:  # whatever the signal did not stop
+            stack_.callback(subprocess.run, ["podman", "rm", "--force", "--ignore",
+                                             f"ff-{name}-{tag}"], stdout=subprocess.DEVNULL)
+        serve_and_check(stack_, commands, env, work / "logs", base, base, hostile_suite=False)
 
 
 def embedded(args: argparse.Namespace, work: Path) -> None:
-    port = free_port()
+    port = stack.free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "DATA_DIR": str(work / "data"), "BASE_URL": base,
-           "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "DELIVERY_RETRY_DELAYS": "1,2,5"}
+    env = {**os.environ, "DATA_DIR": str(work / "data"), **SMOKE_SETTINGS}
     for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE",
-                 "EMAIL_HOST"):
+                 "EMAIL_HOST", "BASE_URL"):
         env.pop(name, None)
-    logs = work / "logs"
-    logs.mkdir()
     command = [sys.executable, "dev.py", "start", "--port", str(port)]
-    with ExitStack() as stack:
-        process = stack.enter_context(started(command, env, logs / "dev.log", "dev.py start"))
-        try:
-            wait_until_up(base, [process], timeout=600)  # the first start installs .venv
-            receiver = Receiver("127.0.0.1:0")
-            stack.callback(receiver.close)
-            hostile_http(base, *check(base, logs / "dev.log", receiver, None))
+    with ExitStack() as stack_:
+        # The first start installs .venv. BASE_URL is left to dev.py: it follows the port.
+        serve_and_check(stack_, {"dev": command}, env, work / "logs", base, base,
+                        mail_log="dev.log", base_url=f"http://localhost:{port}", up_timeout=600)
+
+
+def serve_and_check(
+    stack_: ExitStack, commands: dict[str, list], env: dict, logs: Path, local: str,
+    base: str, *, mail_log: str = "worker.log", base_url: str | None = None,
+    behind_proxy: bool = False, record: Path | None = None, hostile_suite: bool = True,
+    probe_headers: dict | None = None, up_timeout: float = 120,
+) -> None:
+    """Start ``commands``, wait until the web server answers at ``local`` and the service is
+    ready at ``base``, walk the journey there (and hostile.py's suite), then check that every
+    process still runs."""
+    logs.mkdir(exist_ok=True)
+    processes = [stack_.enter_context(stack.started(words, env, logs / f"{name}.log", name))
+                 for name, words in commands.items()]
+    try:
+        stack.wait_until_up(local, processes, up_timeout, headers=probe_headers)
+        path = stack.wait_until_ready(base, processes, context=TLS)
+        say(f"{base}{path} says ready")
+        receiver = Receiver("127.0.0.1:0")
+        stack_.callback(receiver.close)
+        access, form_id = check(base, logs / mail_log, receiver, None,
+                                base_url=base_url or env.get("BASE_URL"),
+                                behind_proxy=behind_proxy, record=record)
+        if hostile_suite:
+            hostile_http(base, access, form_id)
+        for process, name in zip(processes, commands, strict=True):
             if process.poll() is not None:
-                raise SmokeFailed(f"dev.py start exited with {process.returncode}")
-        except SmokeFailed:
-            show_logs(logs)
-            raise
+                raise SmokeFailed(f"{name} exited with {process.returncode}")
+    except SmokeFailed:
+        show_logs(logs)
+        raise
 
 
 def show_logs(logs: Path) -> None:
@@ -393,6 +510,7 @@ def show_logs(logs: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    global TLS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("check", help="one journey against a running deployment")
@@ -402,24 +520,44 @@ def main(argv: list[str]) -> int:
                      help="host:port for the local webhook receiver")
     one.add_argument("--receiver-url",
                      help="the receiver's address as the deployment reaches it, if not bind")
-    prod = commands.add_parser("production", help="fresh venv + gunicorn, worker and beat")
+    one.add_argument("--cacert", type=Path, help="the CA that signed the deployment's TLS")
+    one.add_argument("--record", type=Path, help="keep the account and submissions here")
+    one.add_argument("--read-back", type=Path, metavar="RECORD",
+                     help="only sign in as RECORD's account and find its submissions")
+    prod = commands.add_parser("production", help="the Procfile's web, worker and beat")
     prod.add_argument("--database-url", required=True)
     prod.add_argument("--redis-url", required=True)
+    prod.add_argument("--venv", help="a venv made from requirements.txt (else a fresh one)")
+    prod.add_argument("--behind-caddy", action="store_true",
+                      help="deploy/Caddyfile in front, over HTTPS")
+    prod.add_argument("--record", type=Path, help="keep the account and submissions here")
     prod.add_argument("--keep", action="store_true", help="keep the work folder for a look")
+    box = commands.add_parser("container", help="the image's web, worker and beat (podman)")
+    box.add_argument("--image", required=True)
+    box.add_argument("--database-url", required=True)
+    box.add_argument("--redis-url", required=True)
+    box.add_argument("--keep", action="store_true", help="keep the work folder for a look")
     emb = commands.add_parser("embedded", help="dev.py start on the embedded defaults")
     emb.add_argument("--keep", action="store_true", help="keep the work folder for a look")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            receiver = Receiver(args.receiver_bind)
-            try:
-                check(args.base_url, args.mail_log, receiver, args.receiver_url)
-            finally:
-                receiver.close()
+            if args.cacert:
+                TLS = ssl.create_default_context(cafile=str(args.cacert))
+            if args.read_back:
+                read_back(args.base_url, args.read_back)
+            else:
+                receiver = Receiver(args.receiver_bind)
+                try:
+                    check(args.base_url, args.mail_log, receiver, args.receiver_url,
+                          record=args.record)
+                finally:
+                    receiver.close()
         else:
             work = Path(tempfile.mkdtemp(prefix=f"formflow-smoke-{args.command}-"))
             try:
-                (production if args.command == "production" else embedded)(args, work)
+                {"production": production, "container": container,
+                 "embedded": embedded}[args.command](args, work)
             finally:
                 if args.keep:
                     say(f"work folder kept: {work}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import ssl
@@ -38,6 +39,8 @@ __all__ = [
     "started",
     "stop",
     "timed",
+    "wait_for_answer",
+    "wait_until_ready",
     "wait_until_up",
 ]
 
@@ -49,6 +52,14 @@ class StackFailed(Exception):
 
 
 def free_port() -> int:
+    """A port nothing listens on: from STACK_PORTS (``first-last``) when it is set, so that
+    machines shared by several people can give each their own range; else any."""
+    first, _, last = os.environ.get("STACK_PORTS", "").partition("-")
+    if first and last:
+        for port in random.sample(range(int(first), int(last) + 1), int(last) - int(first) + 1):
+            if not port_taken(port):
+                return port
+        raise StackFailed(f"no free port in STACK_PORTS={first}-{last}")
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -141,6 +152,35 @@ def wait_until_up(
             return
         time.sleep(0.3)
     raise StackFailed(f"{base}/healthz did not answer within {timeout}s")
+
+
+def wait_for_answer(url: str, timeout: float = 120) -> None:
+    """Wait until ``url`` answers anything at all (a 404 too)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if probe(url)[0]:
+            return
+        time.sleep(0.3)
+    raise StackFailed(f"{url} did not come up within {timeout}s")
+
+
+def wait_until_ready(
+    base: str, processes: Sequence[subprocess.Popen] = (), timeout: float = 150,
+    headers: Mapping[str, str] | None = None, context: ssl.SSLContext | None = None,
+) -> str:
+    """Wait until the service says it is ready (/readyz 200, or /healthz 200 where there is
+    no /readyz); return the path that said so. Beat's first heartbeat may take a while."""
+    deadline = time.monotonic() + timeout
+    answer: tuple = ()
+    while time.monotonic() < deadline:
+        for process in processes:
+            if process.poll() is not None:
+                raise StackFailed(f"{process.args[0]} exited with {process.returncode}")
+        answer = health(base, headers, context)
+        if answer[1] == 200:
+            return answer[0]
+        time.sleep(1)
+    raise StackFailed(f"{base} is not ready after {timeout}s: {answer}")
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-import procfile  # noqa: E402
+import procfile
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,71 @@
+"""The deployment files agree with the Procfile and the settings: compose runs the image's
+web, worker and beat with PostgreSQL and Redis, the image is non-root and built from the
+runtime lock alone, and .env.example lists every setting the configuration page documents."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import procfile  # noqa: E402
+
+
+def test_compose_runs_web_worker_and_beat_from_the_image_with_postgres_and_redis():
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"web", "worker", "beat", "postgres", "redis"}
+    assert services["web"]["command"] == ["--migrate", "web"]
+    assert services["worker"]["command"] == ["worker"]
+    assert services["beat"]["command"] == ["beat"]
+    for name in ("web", "worker", "beat"):
+        service = services[name]
+        assert service["build"]["dockerfile"] == "Containerfile"
+        assert service["env_file"] == ".env"
+        assert service["environment"]["DATABASE_URL"].endswith("@postgres:5432/formflow")
+        assert service["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+        assert service["restart"] == "unless-stopped"
+        assert service["volumes"] == ["formflow-data:/var/lib/formflow"]
+        # Every command is a Procfile line's name (after the entry point's --migrate).
+        assert service["command"][-1] in procfile.entries()
+    assert services["web"]["ports"] == ["127.0.0.1:${PORT:-8000}:8000"]
+
+
+def test_the_image_is_non_root_from_the_runtime_lock_and_runs_the_procfile():
+    text = (ROOT / "Containerfile").read_text()
+    assert "ARG BASE_IMAGE=docker.io/library/python:3.11-slim\nFROM ${BASE_IMAGE}\n" in text
+    assert "pip install --no-cache-dir --require-hashes -r requirements.txt" in text
+    assert "requirements-dev" not in text
+    assert re.search(r"^USER formflow$", text, re.M)
+    assert 'ENTRYPOINT ["python", "scripts/procfile.py", "run"]' in text
+    assert 'CMD ["web"]' in text
+
+
+def documented_settings() -> set[str]:
+    text = (ROOT / "docs" / "configuration.md").read_text()
+    names = set()
+    for row in re.findall(r"^\| (`[A-Z].*?) \|", text, re.M):
+        names.update(re.findall(r"`([A-Z][A-Z0-9_]+)`", row))
+    return names
+
+
+def test_env_example_lists_every_documented_setting_and_every_procfile_variable():
+    example = (ROOT / ".env.example").read_text()
+    listed = set(re.findall(r"^#?([A-Z][A-Z0-9_]+)=", example, re.M))
+    procfile_variables = set(re.findall(r"\$\{(\w+)", " ".join(procfile.entries().values())))
+    assert procfile_variables <= documented_settings()
+    assert documented_settings() - listed == set()
+    # and nothing that is not a setting
+    assert listed - documented_settings() == {"POSTGRES_PASSWORD"}
+
+
+def test_the_caddyfile_forwards_to_the_web_unit():
+    text = (ROOT / "deploy" / "Caddyfile").read_text()
+    assert "reverse_proxy {$FORMFLOW_UPSTREAM:127.0.0.1:8000}" in text
+    web = procfile.command("web", env={})
+    assert web[web.index("--bind") + 1] == "127.0.0.1:8000"

@@ -1,0 +1,63 @@
+"""Every command in the README's and docs/deploy.md's shell blocks is one that CI or a test
+runs: each must start with a command listed here, and the place named must run it. A command
+added to those pages without a run behind it fails here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ("README.md", "docs/deploy.md")
+
+# The start of a command -> (the file that runs it, what in that file runs it).
+RUN_BY = {
+    "python3 dev.py start": ("scripts/smoke.py", '"dev.py", "start", "--port"'),
+    "python3 dev.py test": (".ci/run", "python3 dev.py test"),
+    "python3 scripts/procfile.py show": ("tests/test_procfile.py", '"scripts/procfile.py", "show"'),
+    "python3 scripts/procfile.py units deploy/systemd": (
+        "tests/test_procfile.py", "on_disk == generated"),
+    "python3 scripts/deploy_check.py": (".ci/run", "python3 scripts/deploy_check.py"),
+    "python3 scripts/smoke.py production": (".ci/run", "python3 scripts/smoke.py production"),
+    "python3 scripts/smoke.py embedded": (".ci/run", "python3 scripts/smoke.py embedded"),
+    "python3 scripts/smoke.py check": ("scripts/deploy_check.py", '["check", "--base-url"'),
+    "pg_dump --format=custom": ("scripts/deploy_check.py", '"pg_dump", "--format=custom"'),
+    "pg_restore --no-owner --exit-on-error": (
+        "scripts/deploy_check.py", '"pg_restore", "--no-owner", "--exit-on-error"'),
+    # The README's "Try it" block, run whole by bash against a live server.
+    "curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "CODE=": ("tests/test_readme.py", "CODE={code}"),
+    "TOKEN=$(curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "FORM=$(curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "SLUG=$(echo ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
+}
+
+
+def commands(page: str) -> list[str]:
+    """Each command of the page's sh blocks, continuation lines joined, comments left out."""
+    found = []
+    for block in re.findall(r"```sh\n(.*?)```", (ROOT / page).read_text(), re.DOTALL):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                found.append(line)
+    return found
+
+
+def test_every_documented_command_is_run_by_ci_or_a_test():
+    unrun = []
+    for page in PAGES:
+        for command in commands(page):
+            starts = [start for start in RUN_BY if command.startswith(start)]
+            if not starts:
+                unrun.append(f"{page}: {command}")
+                continue
+            path, needle = RUN_BY[max(starts, key=len)]
+            assert needle in (ROOT / path).read_text(), (command, path, needle)
+    assert unrun == []
+
+
+def test_the_pages_have_commands_at_all():
+    assert len(commands("README.md")) >= 10
+    assert len(commands("docs/deploy.md")) >= 8
