@@ -118,6 +118,9 @@ elif env.boolean("DATABASE_PREPARED_STATEMENTS", True):
     # was a third more submissions a second (bench/load.py). A pooler that hands a session's
     # statements to other sessions (PgBouncer before 1.21 in transaction mode) needs it off.
     DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 2}
+# Web sessions give up on a stuck lock or statement (config/dbtimeouts.py). Off for a pooler
+# in transaction mode, which would hand the setting to other clients: set it on the role.
+DATABASE_SESSION_TIMEOUTS = env.boolean("DATABASE_SESSION_TIMEOUTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.optional("REDIS_URL")

@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.http import StreamingHttpResponse
 
+from config.dbtimeouts import paced_by_client
 from config.timefmt import iso
 from files import selectors as files
 from forms_app.models import Form
@@ -56,7 +57,8 @@ def inbox(form_id, since=None, before=None, search: Search | None = None):
 def batches(rows) -> Iterator[list[tuple]]:
     """``rows`` ``BATCH`` at a time, from one snapshot."""
     # SQLite: a transaction here would begin as a write (IMMEDIATE) and hold every writer off.
-    snapshot = transaction.atomic() if connection.vendor == "postgresql" else nullcontext()
+    # Paced by the client: no statement or idle bound on its transaction (config/dbtimeouts.py).
+    snapshot = paced_by_client() if connection.vendor == "postgresql" else nullcontext()
     with snapshot:
         batch: list[tuple] = []
         for row in rows.iterator(chunk_size=BATCH):
@@ -105,7 +107,7 @@ def _pg_rows(columns: str, params: list, form_id, since=None, before=None,
         "AND (%s::timestamptz IS NULL OR s.submitted_at < %s::timestamptz) "
         f"AND {matching} ORDER BY s.submitted_at, s.id"
     )
-    with transaction.atomic(), connection.chunked_cursor() as cursor:
+    with paced_by_client(), connection.chunked_cursor() as cursor:
         cursor.execute(sql, [*params, form_id, since, since, before, before, *matching_params])
         while rows := cursor.fetchmany(BATCH):
             yield rows
@@ -174,7 +176,7 @@ def _pg_csv(form: Form, names: list[str], search: Search) -> Iterator[bytes]:
     matching, matching_params = search.condition("s")
     params = [*names, form.pk, *matching_params]
     sql = _pg_csv_sql(names, matching)
-    with connection.cursor() as cursor, cursor.copy(sql, params) as copy:
+    with paced_by_client(), connection.cursor() as cursor, cursor.copy(sql, params) as copy:
         block = bytearray()
         for row in copy:
             block += row

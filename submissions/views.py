@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
+from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.utils import (
@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from config.errors import ServiceError, database_unavailable, default_error, json_error
 from forms_app import form_cache
+from forms_app.models import Form
 from forms_app.selectors import public_form
 from submissions import intake, payload
 from submissions.responders import Responder
@@ -92,6 +93,11 @@ class SubmitView(APIView):
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
             return Responder(visit, form).error(database_unavailable())
+        except IntegrityError:
+            # The form was deleted while the submission was being stored: its foreign key.
+            if form is None or Form.objects.filter(pk=form.pk).exists():
+                raise
+            return Responder(visit, None).error(intake.form_not_found())
         finally:
             body.close()  # temporary files of uploads, stored or not
         return Responder(visit, form).success(submission_id)

@@ -95,6 +95,28 @@ def test_a_key_to_a_form_deleted_after_it_was_read_is_a_prompt_404(public, form,
     assert not IdempotencyKey.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("key", [None, "deleted-meanwhile"])
+def test_a_form_deleted_while_its_submission_is_stored_is_a_404(public, form, monkeypatch,
+                                                                 key):
+    from submissions import intake
+
+    checked = intake._checked
+
+    def deleted_meanwhile(*args, **kwargs):
+        Form.objects.filter(pk=form.pk).delete()
+        return checked(*args, **kwargs)
+
+    monkeypatch.setattr(intake, "_checked", deleted_meanwhile)
+    extra = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
+
+    response = submit(public, form, {"name": "Ada"}, **extra)
+
+    assert response.status_code == 404
+    assert response.json()["error"] == "form_not_found"
+    assert not Submission.objects.exists()
+
+
 def test_the_wait_checks_its_deadline_even_when_the_row_keeps_vanishing(form, monkeypatch):
     """A row that is there for the insert and gone for the look, pass after pass."""
     monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.2)
@@ -244,3 +266,19 @@ def test_the_purge_deletes_keys_past_24_hours_by_the_database_clock(public, form
 
     assert idempotency.expired_purge() == 1
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["new"]
+
+
+@pytest.mark.sqlite
+def test_sqlite_stamps_in_one_millisecond_follow_commit_order(form, monkeypatch):
+    """Ten submissions stamped by one frozen millisecond: keyset order is arrival order, not
+    the order of their random ids."""
+    from config.dbtime import DatabaseNow
+    from tests.conftest import add_submission
+
+    monkeypatch.setattr(DatabaseNow, "sqlite_instant", "'2026-11-24 10:00:00.123'")
+    stored = [add_submission(form, {"n": str(n)}).pk for n in range(10)]
+
+    in_keyset_order = list(
+        Submission.objects.order_by("submitted_at", "id").values_list("pk", flat=True))
+    assert in_keyset_order == stored
+    assert len(set(Submission.objects.values_list("submitted_at", flat=True))) == 10

@@ -1,0 +1,68 @@
+"""Bounds on the web processes' own PostgreSQL sessions (contract, "Nothing waits forever").
+
+A request must end within 30 s with an answer, whatever another session holds. Each web
+session is set, when it connects, to give up on a row lock after LOCK_TIMEOUT, on a statement
+after STATEMENT_TIMEOUT, and to be ended by the server if it sits in a transaction doing
+nothing for IDLE_IN_TRANSACTION (a thread that died holding one must not hold its locks). A
+request that meets one gets the 503 ``service_unavailable`` every database failure gets.
+
+The public endpoint's worst case stays under 30 s: an idempotency claim waits at most 10 s,
+a CAPTCHA 5 s, and its few statements are bounded by these.
+
+Readers paced by their client (an export download, the bulk stream) run one statement or one
+transaction for as long as the client takes to read: ``paced_by_client`` lifts the statement
+and idle bounds for that transaction alone; the lock bound stays.
+
+Management commands (migrate, shell) and workers are not bounded here: a migration may
+rightly run long, and workers bound their own work. With PgBouncer in transaction mode a
+session setting would leak to other clients: set DATABASE_SESSION_TIMEOUTS=false and put the
+same settings on the database role (``ALTER ROLE formflow SET lock_timeout = '5s'`` ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.backends.signals import connection_created
+
+LOCK_TIMEOUT = "5s"
+STATEMENT_TIMEOUT = "10s"
+IDLE_IN_TRANSACTION = "30s"
+
+BOUNDS_SQL = (
+    "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false),"
+    " set_config('idle_in_transaction_session_timeout', %s, false)"
+)
+LIFTED_SQL = (
+    "SELECT set_config('statement_timeout', '0', true),"
+    " set_config('idle_in_transaction_session_timeout', '0', true)"
+)
+
+
+def bound_web_sessions() -> None:
+    """Called once by the web entry point: every session it opens is bounded."""
+    if settings.DATABASE_SESSION_TIMEOUTS:
+        connection_created.connect(_bound, weak=False, dispatch_uid="formflow-db-bounds")
+
+
+def unbind_web_sessions() -> None:
+    connection_created.disconnect(dispatch_uid="formflow-db-bounds")
+
+
+def _bound(sender, connection, **_kwargs) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(BOUNDS_SQL, [LOCK_TIMEOUT, STATEMENT_TIMEOUT, IDLE_IN_TRANSACTION])
+
+
+@contextmanager
+def paced_by_client() -> Iterator[None]:
+    """A transaction whose statement and idle time are its client's: no bound on either."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(LIFTED_SQL)
+        yield

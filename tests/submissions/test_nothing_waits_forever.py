@@ -1,0 +1,187 @@
+"""Nothing waits forever (contract, "Exactness under concurrency"): every request ends within
+30 s with an answer in the contract's shape, a trickling CAPTCHA provider, a slow name lookup,
+a stuck row lock and a waiting idempotency claim included."""
+
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+from django.db import connection
+
+from submissions import captcha, idempotency
+from submissions.models import IdempotencyKey, Submission
+from tests.conftest import submit
+
+CAPTCHA_FAILED = {
+    "success": False,
+    "error": "captcha_failed",
+    "message": "The CAPTCHA could not be verified. Please try again.",
+}
+
+
+@contextmanager
+def trickling_server(seconds_per_byte: float = 1.5):
+    """A provider that reads the request, then sends its answer a byte at a time: no single
+    read ever waits long, the whole answer takes a minute."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+    answer = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"success": true}'
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            with client:
+                client.recv(65536)
+                for byte in answer:
+                    if stop.wait(seconds_per_byte):
+                        return
+                    try:
+                        client.sendall(bytes([byte]))
+                    except OSError:
+                        break
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/siteverify"
+    finally:
+        stop.set()
+        listener.close()
+
+
+@pytest.fixture
+def captcha_form(owner_api, form):
+    owner_api.patch(f"/api/v1/forms/{form.pk}", {"recaptchaSecret": "s"}, format="json")
+    return form
+
+
+def test_a_trickling_captcha_provider_is_a_422_within_the_bound(public, captcha_form,
+                                                                 settings):
+    with trickling_server() as url:
+        settings.RECAPTCHA_VERIFY_URL = url
+        started = time.monotonic()
+        response = submit(public, captcha_form, {"name": "Ada", "g-recaptcha-response": "t"})
+        took = time.monotonic() - started
+
+    assert (response.status_code, response.json()) == (422, CAPTCHA_FAILED)
+    assert took < captcha.TIMEOUT_SECONDS + 1.5
+    assert not Submission.objects.exists()
+
+
+def test_a_slow_name_lookup_counts_in_the_bound(public, captcha_form, settings, monkeypatch):
+    real = socket.getaddrinfo
+
+    def slow(host, *args, **kwargs):
+        if host == "captcha.invalid":
+            time.sleep(captcha.TIMEOUT_SECONDS + 3)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow)
+    settings.RECAPTCHA_VERIFY_URL = "http://captcha.invalid/siteverify"
+    started = time.monotonic()
+    response = submit(public, captcha_form, {"name": "Ada", "g-recaptcha-response": "t"})
+
+    assert (response.status_code, response.json()) == (422, CAPTCHA_FAILED)
+    assert time.monotonic() - started < captcha.TIMEOUT_SECONDS + 1.5
+
+
+def test_a_waiting_idempotency_claim_ends_with_a_409(public, form):
+    IdempotencyKey.objects.create(form=form, key="busy", submission_id=Submission().pk,
+                                  fingerprint=idempotency.fingerprint([["name", "Ada"]]))
+    started = time.monotonic()
+
+    response = submit(public, form, {"name": "Ada"}, HTTP_IDEMPOTENCY_KEY="busy")
+
+    assert response.status_code == 409
+    assert response.json() == {
+        "success": False,
+        "error": "idempotency_key_in_use",
+        "message": "A request with this Idempotency-Key is still being processed. "
+        "Try again shortly.",
+    }
+    assert idempotency.WAIT_SECONDS <= time.monotonic() - started < 30
+
+
+@pytest.fixture
+def bounded_sessions():
+    """Database sessions bounded as a web process's are (config/wsgi.py)."""
+    from config import dbtimeouts
+
+    connection.close()
+    dbtimeouts.bound_web_sessions()
+    yield
+    dbtimeouts.unbind_web_sessions()
+    connection.close()
+
+
+def setting(name: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SHOW {name}")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_web_sessions_are_bounded_and_client_paced_readers_are_not(bounded_sessions):
+    from config.dbtimeouts import paced_by_client
+
+    assert [setting(name) for name in
+            ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")] == [
+        "5s", "10s", "30s"]
+    with paced_by_client():
+        assert setting("statement_timeout") == "0"
+        assert setting("idle_in_transaction_session_timeout") == "0"
+        assert setting("lock_timeout") == "5s"
+    assert setting("statement_timeout") == "10s"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_export_still_streams_under_the_bounds(owner_api, form, bounded_sessions):
+    from tests.conftest import add_submission
+
+    for n in range(3):
+        add_submission(form, {"n": str(n)})
+
+    response = owner_api.get(f"/api/v1/forms/{form.pk}/export", {"format": "csv"})
+
+    assert response.status_code == 200
+    assert len(b"".join(response.streaming_content).splitlines()) == 4
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_stuck_lock_ends_the_request_with_a_503_in_the_contracts_shape(form,
+                                                                         bounded_sessions):
+    """Another session holds the form's row (FOR UPDATE, as a form delete does) and never
+    ends: the submission gives up within the lock bound instead of waiting for it."""
+    from django.db import connections
+    from django.test import Client
+
+    from forms_app.models import Form
+
+    Form.objects.filter(pk=form.pk).update(field_names=[])
+    holder = connections.create_connection("default")
+    holder.set_autocommit(False)
+    with holder.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM forms_app_form WHERE id = %s FOR UPDATE", [form.pk])
+    try:
+        started = time.monotonic()
+        response = Client().post(f"/api/v1/f/{form.slug}", {"new-name": "x"},
+                                 content_type="application/json")
+        took = time.monotonic() - started
+    finally:
+        holder.rollback()
+        holder.close()
+        connection.close()
+
+    assert response.status_code == 503
+    assert response.json()["error"] == "service_unavailable"
+    assert took < 30
