@@ -123,12 +123,13 @@ class CannotResolve(Exception):
 # attempt stops waiting for it at the attempt's deadline (the thread ends when the resolver
 # gives up). A few threads are enough: a lookup is milliseconds, or never answers.
 _resolvers = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="dns")
+getaddrinfo = socket.getaddrinfo  # the resolver; tests fake it here
 
 
 def resolve(host: str, port: int) -> list:
     """``socket.getaddrinfo`` for a stream socket, waiting at most until the attempt's
     deadline; TimeoutError past it."""
-    lookup = _resolvers.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    lookup = _resolvers.submit(getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
         return lookup.result(timeout=max(0.0, _attempt_left()))
     except concurrent.futures.TimeoutError:
