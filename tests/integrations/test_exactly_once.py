@@ -10,6 +10,7 @@ import socketserver
 import threading
 import time
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -166,3 +167,43 @@ def test_a_lapsed_claim_records_nothing(user, form):
     assert Delivery.objects.get().state == DeliveryState.DELIVERED
     assert DeliveryAttempt.objects.count() == 1
     assert uuid.UUID(str(Delivery.objects.get().claim)) == second.token
+
+
+def test_lease_times_come_from_the_database_clock(user, form, monkeypatch):
+    from django.utils import timezone
+
+    from config import clock
+
+    real_now = timezone.now
+    monkeypatch.setattr(clock, "now", lambda: real_now() + timedelta(seconds=40))  # host ahead
+    monkeypatch.setattr(timezone, "now", lambda: real_now() + timedelta(seconds=40))
+    dbclock.forget()
+    try:
+        integration_create(owner=user, type="WEBHOOK",
+                           config={"url": "https://hooks.example.com/"})
+        add_submission(form, {"n": "1"})
+        assert outbox.deliveries_claim_batch(10)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT now()")
+            (database_now,) = cursor.fetchone()
+    finally:
+        dbclock.forget()
+
+    lease_until = Delivery.objects.get().lease_until
+    assert abs(lease_until - (database_now + outbox.BATCH_LEASE)) < timedelta(seconds=2)
+
+
+def test_a_soft_time_limit_ends_the_batch_and_records_nothing(user, form, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def out_of_time(*args):
+        raise SoftTimeLimitExceeded()
+
+    integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/"})
+    add_submission(form, {"n": "1"})
+    monkeypatch.setattr(outbox.transports, "deliver", out_of_time)
+
+    with pytest.raises(SoftTimeLimitExceeded):
+        outbox.deliveries_attempt(outbox.deliveries_claim_batch(10))
+    assert Delivery.objects.get().state == DeliveryState.IN_PROGRESS  # the lease hands it on
+    assert not DeliveryAttempt.objects.exists()
