@@ -87,6 +87,9 @@ class Delivery(models.Model):
     next_attempt_at = models.DateTimeField()
     # While in progress: when the claim lapses, so a dead worker's delivery is taken again.
     lease_until = models.DateTimeField(null=True, blank=True)
+    # The fencing token of the claim that holds the row: each claim writes a fresh one, and a
+    # worker records its attempt only where the row still carries its own (outbox.py).
+    claim = models.UUIDField(null=True, blank=True)
     # When a message for it was last handed to the broker; null when that failed. The
     # sweeper re-queues due rows with no message, or whose message is long overdue.
     queued_at = models.DateTimeField(null=True, blank=True)

@@ -5,6 +5,14 @@ Celery message sent after commit is only a nudge (integrations/nudge.py). Worker
 in batches with a conditional UPDATE, record every attempt, and keep the retry schedule in the
 row. The sweeper re-queues what is due or abandoned, so a lost message or a dead worker only
 delays a delivery. The integrations themselves are made and changed in services.py.
+
+Exactly once while workers live: each claim writes a fresh fencing token (``claim``) into its
+rows, and every later write of the claim (renewing the lease, recording an attempt) is made
+``WHERE id = ... AND claim = ...``, so a worker whose lease lapsed can record nothing over the
+worker that took the rows next. A lease lapses only if its worker dies or stalls: every
+attempt ends within its 10 s deadline (integrations/clients/http.py cuts it), well inside the
+20 s lease renewed before each attempt. Lease and retry times come from the database's clock
+(config/dbclock.py), so machines whose clocks differ agree on when a lease has lapsed.
 """
 
 from __future__ import annotations
@@ -17,12 +25,13 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q
 
 from accounts.models import User
-from config import broker, clock, rawsql
+from config import broker, dbclock, rawsql
 from config.errors import ServiceError, default_error
 from forms_app.models import Form
 from integrations import alerts, events, nudge, transports
@@ -51,7 +60,7 @@ def deliveries_insert(
 
     ``missing_only`` skips integrations that already have a delivery of this submission (a
     rescue of one that was in the inbox before: what was made, or failed, stays as it is)."""
-    now = connection.ops.adapt_datetimefield_value(clock.now())
+    now = connection.ops.adapt_datetimefield_value(dbclock.now())
     uuid_sql = "gen_random_uuid()" if connection.vendor == "postgresql" else (
         "lower(hex(randomblob(16)))"
     )
@@ -230,23 +239,38 @@ def _handed_back() -> bool:
 
 def _any_due() -> bool:
     """Two reads, each a walk of one partial index that stops at its first row."""
-    now = clock.now()
+    now = dbclock.now()
     return (
         Delivery.objects.filter(state=DeliveryState.PENDING, next_attempt_at__lte=now).exists()
         or Delivery.objects.filter(state=DeliveryState.IN_PROGRESS, lease_until__lt=now).exists()
     )
 
 
-def deliveries_claim_batch(size: int) -> list:
+def _token(value: uuid.UUID | None) -> Any:
+    """A fencing token as the database takes it (a UUID is text on SQLite)."""
+    return Delivery._meta.get_field("claim").get_db_prep_value(value, connection)
+
+
+class Claim(list):
+    """The ids of a claimed batch, and the claim's fencing token."""
+
+    def __init__(self, ids: list, token: uuid.UUID) -> None:
+        super().__init__(ids)
+        self.token = token
+
+
+def deliveries_claim_batch(size: int) -> Claim:
     """Claim up to ``size`` deliveries in one statement: those whose worker vanished (lease
-    lapsed) first, then the due ones, oldest first.
+    lapsed) first, then the due ones, oldest first. The rows get a fresh fencing token.
 
     Each kind is an ordered walk of its own partial index that stops after ``size`` rows; one
     condition with OR made PostgreSQL sort every due row for each claim, so a backlog cost
     more the longer it was. On PostgreSQL, SKIP LOCKED lets workers claim side by side
     without waiting for each other; SQLite has one writer, so the plain subqueries do.
     """
-    now = connection.ops.adapt_datetimefield_value(clock.now())
+    clock_now = dbclock.now()
+    now = connection.ops.adapt_datetimefield_value(clock_now)
+    token = uuid.uuid4()
     table = Delivery._meta.db_table
     skip_locked = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
@@ -255,7 +279,8 @@ def deliveries_claim_batch(size: int) -> list:
             f"ORDER BY lease_until LIMIT %s{skip_locked}), "
             f"due AS (SELECT id FROM {table} WHERE state = %s AND next_attempt_at <= %s "
             f"ORDER BY next_attempt_at LIMIT %s{skip_locked}) "
-            f"UPDATE {table} SET state = %s, lease_until = %s, attempts = attempts + 1 "
+            f"UPDATE {table} SET state = %s, lease_until = %s, claim = %s, "
+            "attempts = attempts + 1 "
             "WHERE id IN (SELECT id FROM (SELECT id FROM lapsed UNION ALL SELECT id FROM due) "
             "AS claimable LIMIT %s) RETURNING id",
             [
@@ -266,39 +291,43 @@ def deliveries_claim_batch(size: int) -> list:
                 now,
                 size,
                 DeliveryState.IN_PROGRESS,
-                connection.ops.adapt_datetimefield_value(clock.now() + BATCH_LEASE),
+                connection.ops.adapt_datetimefield_value(clock_now + BATCH_LEASE),
+                _token(token),
                 size,
             ],
         )
-        return [row[0] for row in cursor.fetchall()]
+        return Claim([row[0] for row in cursor.fetchall()], token)
 
 
 class _Lease:
-    """The claim on a batch, renewed between attempts while any of it is in flight."""
+    """The claim on a batch, renewed between attempts while any of it is in flight; only
+    rows that still carry this claim's token are renewed."""
 
-    def __init__(self, ids: list) -> None:
-        self.ids = ids
-        self.renew_at = clock.now() + BATCH_LEASE - RENEW_BEFORE
+    def __init__(self, claim: Claim) -> None:
+        self.claim = claim
+        self.renew_at = dbclock.now() + BATCH_LEASE - RENEW_BEFORE
 
     def keep(self) -> None:
-        now = clock.now()
+        now = dbclock.now()
         if now < self.renew_at:
             return
         adapt = connection.ops.adapt_datetimefield_value
         rawsql.execute(
             f"UPDATE {rawsql.table(Delivery)} SET lease_until = %s "
-            f"WHERE state = %s AND id IN ({rawsql.placeholders(len(self.ids))})",
+            f"WHERE state = %s AND claim = %s "
+            f"AND id IN ({rawsql.placeholders(len(self.claim))})",
             [adapt(now + BATCH_LEASE), DeliveryState.IN_PROGRESS,
-             *(rawsql.db_id(Delivery, pk) for pk in self.ids)],
+             _token(self.claim.token),
+             *(rawsql.db_id(Delivery, pk) for pk in self.claim)],
         )
         self.renew_at = now + BATCH_LEASE - RENEW_BEFORE
 
 
-def deliveries_attempt(ids: list) -> None:
+def deliveries_attempt(claim: Claim) -> None:
     """One attempt at each claimed delivery; successes are recorded together."""
     succeeded = []
-    lease = _Lease(ids)
-    for delivery in claimed_deliveries(ids):
+    lease = _Lease(claim)
+    for delivery in claimed_deliveries(claim):
         lease.keep()
         if _disabled(delivery):
             _finish(delivery, DeliveryState.FAILED, "Integration is disabled")
@@ -343,7 +372,7 @@ def _integrations(ids: set) -> dict:
     return {integration.pk: integration for integration in loaded}
 
 
-def claimed_deliveries(ids: list) -> list[Delivery]:
+def claimed_deliveries(claim: Claim) -> list[Delivery]:
     """Claimed deliveries with what an attempt reads, from two queries for the whole batch.
 
     The ORM's select_related built five model instances a row and compiled its query on every
@@ -357,8 +386,8 @@ def claimed_deliveries(ids: list) -> list[Delivery]:
         f"FROM {rawsql.table(Delivery)} d "
         f"LEFT JOIN {rawsql.table(Submission)} s ON s.id = d.submission_id "
         f"LEFT JOIN {rawsql.table(Form)} f ON f.id = s.form_id "
-        f"WHERE d.id IN ({rawsql.placeholders(len(ids))})",
-        [rawsql.db_id(Delivery, pk) for pk in ids],
+        f"WHERE d.id IN ({rawsql.placeholders(len(claim))})",
+        [rawsql.db_id(Delivery, pk) for pk in claim],
         _claimed_columns(),
     )
     integrations = _integrations({row[1] for row in rows})
@@ -380,6 +409,7 @@ def claimed_deliveries(ids: list) -> list[Delivery]:
             event_type=event_type,
             state=DeliveryState.IN_PROGRESS,
             attempts=attempts,
+            claim=claim.token,
         )
         delivery._state.adding = False  # loaded, not new: save(update_fields=...) updates
         delivery._state.db = connection.alias
@@ -388,11 +418,13 @@ def claimed_deliveries(ids: list) -> list[Delivery]:
 
 
 def _attempt(delivery: Delivery) -> tuple[transports.Outcome, datetime, int]:
-    started, began = clock.now(), time.monotonic()
+    started, began = dbclock.now(), time.monotonic()
     try:
         outcome = transports.deliver(
             delivery.integration, events.event_for(delivery), delivery.message_id
         )
+    except SoftTimeLimitExceeded:
+        raise  # the task must end now: the lease hands the batch on, nothing is recorded
     except Exception as error:
         # An unexpected failure is recorded like any other, instead of waiting for the lease.
         logger.exception("Delivery %s failed unexpectedly", delivery.pk)
@@ -408,29 +440,30 @@ def _record_successes(results: list) -> None:
     must never hold one integration's row while waiting for another's.
     """
     adapt = connection.ops.adapt_datetimefield_value
-    attempts = [
-        [
-            rawsql.db_id(Delivery, delivery.pk),
-            delivery.attempts,
-            adapt(started),
-            duration_ms,
-            True,
-            outcome.status_code,
-        ]
-        for delivery, outcome, started, duration_ms in results
-    ]
+    token = results[0][0].claim  # one claim's batch
     with transaction.atomic():
-        rawsql.execute(
-            f"INSERT INTO {rawsql.table(DeliveryAttempt)} (delivery_id, number, started_at, "
-            "duration_ms, succeeded, status_code) VALUES "
-            + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(attempts)),
-            [value for row in attempts for value in row],
-        )
-        rawsql.execute(
+        # Fenced: only rows this claim still holds are recorded (and get an attempt row).
+        held = {uuid.UUID(str(pk)) for (pk,) in rawsql.fetch(
             f"UPDATE {rawsql.table(Delivery)} SET state = %s, last_error = NULL, finished_at = %s, "
-            f"lease_until = NULL WHERE id IN ({rawsql.placeholders(len(attempts))})",
-            [DeliveryState.DELIVERED, adapt(clock.now()), *(row[0] for row in attempts)],
-        )
+            f"lease_until = NULL WHERE claim = %s "
+            f"AND id IN ({rawsql.placeholders(len(results))}) RETURNING id",
+            [DeliveryState.DELIVERED, adapt(dbclock.now()), _token(token),
+             *(rawsql.db_id(Delivery, row[0].pk) for row in results)],
+            (Delivery._meta.pk,),
+        )}
+        results = [row for row in results if uuid.UUID(str(row[0].pk)) in held]
+        attempts = [
+            [rawsql.db_id(Delivery, delivery.pk), delivery.attempts, adapt(started),
+             duration_ms, True, outcome.status_code]
+            for delivery, outcome, started, duration_ms in results
+        ]
+        if attempts:
+            rawsql.execute(
+                f"INSERT INTO {rawsql.table(DeliveryAttempt)} (delivery_id, number, "
+                "started_at, duration_ms, succeeded, status_code) VALUES "
+                + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(attempts)),
+                [value for row in attempts for value in row],
+            )
     latest: dict = {}
     for delivery, outcome, started, _ in results:
         integration = delivery.integration
@@ -442,19 +475,26 @@ def _record_successes(results: list) -> None:
 
 def delivery_claim(delivery_id) -> bool:
     """Take a due delivery, or one whose worker vanished; only one caller can win."""
-    now = clock.now()
+    return _claim_one(delivery_id) is not None
+
+
+def _claim_one(delivery_id) -> uuid.UUID | None:
+    """Claim one delivery under a fresh fencing token; the token, or None if another holds
+    it or it is not due."""
+    now, token = dbclock.now(), uuid.uuid4()
     claimable = Q(state=DeliveryState.PENDING, next_attempt_at__lte=now) | Q(
         state=DeliveryState.IN_PROGRESS, lease_until__lt=now
     )
     claimed = Delivery.objects.filter(claimable, pk=delivery_id).update(
-        state=DeliveryState.IN_PROGRESS, lease_until=now + LEASE, attempts=F("attempts") + 1
+        state=DeliveryState.IN_PROGRESS, lease_until=now + LEASE, attempts=F("attempts") + 1,
+        claim=token,
     )
-    return claimed == 1
+    return token if claimed == 1 else None
 
 
 def delivery_run(delivery_id) -> Delivery | None:
     """Make one attempt at a delivery if it can be claimed; return it as it then stands."""
-    if not delivery_claim(delivery_id):
+    if _claim_one(delivery_id) is None:
         return None
     delivery = Delivery.objects.select_related("integration__form", "submission__form").get(
         pk=delivery_id
@@ -472,7 +512,7 @@ def _disabled(delivery: Delivery) -> bool:
 
 def _after_attempt(delivery: Delivery) -> None:
     if delivery.state == DeliveryState.PENDING:
-        wait = (delivery.next_attempt_at - clock.now()).total_seconds()
+        wait = (delivery.next_attempt_at - dbclock.now()).total_seconds()
         if wait <= COUNTDOWN_LIMIT_SECONDS:
             delivery_retry_later(delivery.pk, max(wait, 0))
 
@@ -486,10 +526,22 @@ def retry_delay(attempts: int, retry_after: float | None) -> float | None:
     return max(delay, retry_after or 0)
 
 
+def _fenced(delivery: Delivery, **changes: Any) -> bool:
+    """Write ``changes`` to the delivery if its claim is still this one's; whether it was.
+    A claim that lapsed (another worker took the row since) records nothing."""
+    written = Delivery.objects.filter(pk=delivery.pk, claim=delivery.claim).update(**changes)
+    if not written:
+        logger.warning("Delivery %s: the claim lapsed; the attempt is not recorded",
+                       delivery.pk)
+        return False
+    for name, value in changes.items():
+        setattr(delivery, name, value)
+    return True
+
+
 def _finish(delivery: Delivery, state: str, error: str | None) -> Delivery:
-    delivery.state, delivery.last_error = state, error
-    delivery.finished_at, delivery.lease_until = clock.now(), None
-    delivery.save(update_fields=["state", "last_error", "finished_at", "lease_until"])
+    _fenced(delivery, state=state, last_error=error, finished_at=dbclock.now(),
+            lease_until=None)
     return delivery
 
 
@@ -497,6 +549,29 @@ def _finish(delivery: Delivery, state: str, error: str | None) -> Delivery:
 def _record(
     delivery: Delivery, outcome: transports.Outcome, started: datetime, duration_ms: int
 ) -> Delivery:
+    """Record one attempt, fenced by the delivery's claim: the row's new state first, and
+    the attempt, the integration's health and any alert only if this claim still holds it."""
+    is_test = delivery.submission_id is None
+    delay = (
+        None
+        if (outcome.ok or outcome.permanent or is_test)
+        else retry_delay(delivery.attempts, outcome.retry_after)
+    )
+    if outcome.ok:
+        held = _fenced(delivery, state=DeliveryState.DELIVERED, last_error=None,
+                       finished_at=dbclock.now(), lease_until=None)
+    elif delay is None:
+        held = _fenced(delivery, state=DeliveryState.FAILED, last_error=_short(outcome.error),
+                       finished_at=dbclock.now(), lease_until=None)
+    else:
+        due = dbclock.now() + timedelta(seconds=delay)
+        # A short wait is queued with a countdown right away; a long one waits for the sweeper.
+        held = _fenced(delivery, state=DeliveryState.PENDING, last_error=_short(outcome.error),
+                       next_attempt_at=due,
+                       queued_at=due if delay <= COUNTDOWN_LIMIT_SECONDS else None,
+                       lease_until=None)
+    if not held:
+        return delivery
     DeliveryAttempt.objects.create(
         delivery=delivery,
         number=delivery.attempts,
@@ -507,31 +582,11 @@ def _record(
         error=_short(outcome.error),
     )
     _update_integration(delivery.integration, outcome, started)
-    if outcome.ok:
-        return _finish(delivery, DeliveryState.DELIVERED, None)
-    is_test = delivery.submission_id is None
-    delay = (
-        None
-        if (outcome.permanent or is_test)
-        else retry_delay(delivery.attempts, outcome.retry_after)
-    )
-    if delay is None:
-        finished = _finish(delivery, DeliveryState.FAILED, _short(outcome.error))
-        if not is_test:
-            alerts.failed_for_good(
-                delivery.integration, form_name=_form_name(delivery),
-                error=_short(outcome.error), disabled=outcome.disable,
-            )
-        return finished
-    delivery.state, delivery.last_error = DeliveryState.PENDING, _short(outcome.error)
-    delivery.next_attempt_at = clock.now() + timedelta(seconds=delay)
-    # A short wait is queued with a countdown right away; a long one waits for the sweeper.
-    short = delay <= COUNTDOWN_LIMIT_SECONDS
-    delivery.queued_at = delivery.next_attempt_at if short else None
-    delivery.lease_until = None
-    delivery.save(
-        update_fields=["state", "last_error", "next_attempt_at", "queued_at", "lease_until"]
-    )
+    if delivery.state == DeliveryState.FAILED and not is_test:
+        alerts.failed_for_good(
+            delivery.integration, form_name=_form_name(delivery),
+            error=_short(outcome.error), disabled=outcome.disable,
+        )
     return delivery
 
 
@@ -570,7 +625,7 @@ def _short(error: str | None) -> str | None:
 
 def delivery_sweep(limit: int = 1000) -> int:
     """Re-queue due deliveries that have no live message, and those of vanished workers."""
-    now = clock.now()
+    now = dbclock.now()
     unsent = Q(queued_at__isnull=True) | Q(queued_at__lt=now - REQUEUE_AFTER)
     due = Q(state=DeliveryState.PENDING, next_attempt_at__lte=now) & unsent
     abandoned = Q(state=DeliveryState.IN_PROGRESS, lease_until__lt=now)
@@ -650,7 +705,7 @@ def deliveries_retry(
     if delivery_ids is not None:
         rows = rows.filter(pk__in=delivery_ids)
     ids = list(rows.values_list("pk", flat=True))
-    now = clock.now()
+    now = dbclock.now()
     count = Delivery.objects.filter(pk__in=ids, state=DeliveryState.FAILED).update(
         state=DeliveryState.PENDING,
         attempts=0,

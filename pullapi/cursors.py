@@ -1,4 +1,5 @@
-"""Opaque, signed keyset cursors, bound to the form and the order they were made for."""
+"""Opaque, signed keyset cursors, bound to the form and the order they were made for: the last
+row's place in the feed, (submitted_at, position) (submissions/feed.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class CursorError(ValueError):
 @dataclass(frozen=True)
 class Position:
     submitted_at: datetime
-    submission_id: uuid.UUID
+    position: int
 
 
 def encode(*, form_id: uuid.UUID, order: str, position: Position) -> str:
@@ -26,15 +27,17 @@ def encode(*, form_id: uuid.UUID, order: str, position: Position) -> str:
         str(form_id),
         order,
         position.submitted_at.isoformat(),
-        str(position.submission_id),
+        position.position,
     ]
     return signing.dumps(payload, salt=SALT, compress=True)
 
 
 def decode(token: str, *, form_id: uuid.UUID, order: str) -> Position:
     try:
-        bound_form, bound_order, moment, submission_id = signing.loads(token, salt=SALT)
-        position = Position(datetime.fromisoformat(moment), uuid.UUID(submission_id))
+        bound_form, bound_order, moment, place = signing.loads(token, salt=SALT)
+        if type(place) is not int:  # a cursor from before the feed held a row id
+            raise TypeError(place)
+        position = Position(datetime.fromisoformat(moment), place)
     except (signing.BadSignature, ValueError, TypeError):
         raise CursorError("The cursor is not valid.") from None
     if bound_form != str(form_id):

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import functools
 import json
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -11,7 +10,7 @@ from django.db.models import QuerySet
 
 from pullapi.cursors import Position
 from pullapi.models import ApiKey
-from submissions import horizon, keyset
+from submissions import feed, keyset
 from submissions.export import ROW_AS_JSON
 from submissions.models import Submission
 from submissions.representation import submission_json
@@ -33,37 +32,37 @@ def submissions_page(
     after: Position | None = None,
     only: set[str] | None = None,
 ) -> Page:
-    """One page in keyset order and whether more rows follow. No OFFSET: any depth is cheap.
+    """One page in the feed's keyset order and whether more rows follow. No OFFSET: any depth
+    is cheap.
 
-    Only rows below the commit horizon are served, so a row that commits late can never land
-    behind a cursor already handed out (submissions/horizon.py).
+    Rows committed so far are placed in the feed first; only placed rows are served, and a
+    row placed later lands past every cursor already handed out (submissions/feed.py).
     """
+    feed.catch_up()
     if connection.vendor == "postgresql":
         return _pg_page(form_id, order, limit, since, after, only)
     return _orm_page(form_id, order, limit, since, after, only)
 
 
 def _orm_page(form_id, order, limit, since, after, only) -> Page:
-    rows = horizon.settled(Submission.inbox.filter(form_id=form_id), horizon.committed_before())
+    rows = Submission.inbox.filter(form_id=form_id, position__isnull=False)
     if since is not None:
         rows = rows.filter(submitted_at__gte=since)
     if after is not None:
-        rows = rows.filter(keyset.past(after.submitted_at, after.submission_id, order))
-    ordering = ["submitted_at", "id"] if order == "asc" else ["-submitted_at", "-id"]
+        rows = rows.filter(keyset.past(after.submitted_at, after.position, order))
+    ordering = ["submitted_at", "position"] if order == "asc" else ["-submitted_at", "-position"]
     found = list(rows.order_by(*ordering)[: limit + 1])
     page = found[:limit]
     texts = [json.dumps(submission_json(row, only=only), ensure_ascii=False) for row in page]
-    last = Position(page[-1].submitted_at, page[-1].pk) if page else None
+    last = Position(page[-1].submitted_at, page[-1].position or 0) if page else None
     return Page(texts, last, len(found) > limit)
 
 
-# On PostgreSQL a page is one statement: the keyset range below the commit horizon, and each
-# row's JSON, which the database writes itself (as the exports do). The web process only joins
-# the texts: no ORM query to compile, no model instances, no serialiser. The horizon is read in
-# a statement of its own, before: read inside the page's statement it would come after that
-# statement's snapshot, and a row committed in between would be below the horizon but unseen.
-# The place of each row as text: only the last one's is read, and text costs nothing to load.
-POSITION = """to_char(s.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')"""
+# On PostgreSQL a page is one statement: the keyset range of the feed, and each row's JSON,
+# which the database writes itself (as the exports do). The web process only joins the texts:
+# no ORM query to compile, no model instances, no serialiser. The stamp of each row as text:
+# only the last one's is read, and text costs nothing to load.
+STAMP_TEXT = """to_char(s.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')"""
 
 
 @functools.cache
@@ -73,28 +72,28 @@ def _page_sql(order: str, with_since: bool, with_after: bool) -> str:
     conditions = [
         "s.form_id = %s",
         "s.status = 'inbox'",
-        "s.submitted_at < %s",
+        "s.position IS NOT NULL",
     ]
     if with_since:
         conditions.append("s.submitted_at >= %s")
     if with_after:  # keyset.past(), in SQL: the first term bounds the index range scan
         bound, strict = (">=", ">") if ascending else ("<=", "<")
         conditions.append(f"s.submitted_at {bound} %s AND "
-                          f"(s.submitted_at {strict} %s OR s.id {strict} %s)")
+                          f"(s.submitted_at {strict} %s OR s.position {strict} %s)")
     return (
-        f"SELECT {POSITION}, s.id::text, {ROW_AS_JSON} "
+        f"SELECT {STAMP_TEXT}, s.position, {ROW_AS_JSON} "
         f"FROM {Submission._meta.db_table} s WHERE {' AND '.join(conditions)} "
-        f"ORDER BY s.submitted_at {direction}, s.id {direction} LIMIT %s"
+        f"ORDER BY s.submitted_at {direction}, s.position {direction} LIMIT %s"
     )
 
 
 def _pg_page(form_id, order, limit, since, after, only) -> Page:
     names = sorted(only) if only is not None else None
-    params: list = [names, names, form_id, horizon.committed_before()]
+    params: list = [names, names, form_id]
     if since is not None:
         params.append(since)
     if after is not None:
-        params += [after.submitted_at, after.submitted_at, after.submission_id]
+        params += [after.submitted_at, after.submitted_at, after.position]
     params.append(limit + 1)
     with connection.cursor() as cursor:
         cursor.execute(_page_sql(order, since is not None, after is not None), params)
@@ -102,8 +101,8 @@ def _pg_page(form_id, order, limit, since, after, only) -> Page:
     page = found[:limit]
     last = None
     if page:
-        stamp, ident, _ = page[-1]
-        last = Position(datetime.fromisoformat(stamp).replace(tzinfo=UTC), uuid.UUID(ident))
+        stamp, position, _ = page[-1]
+        last = Position(datetime.fromisoformat(stamp).replace(tzinfo=UTC), position)
     return Page([text for _, _, text in page], last, len(found) > limit)
 
 

@@ -25,7 +25,7 @@ from config.dbtimeouts import paced_by_client
 from config.timefmt import iso
 from files import selectors as files
 from forms_app.models import Form
-from submissions import horizon
+from submissions import feed
 from submissions.models import Submission
 from submissions.representation import field_text, submission_json
 from submissions.search import Search
@@ -42,16 +42,19 @@ def safe_cell(value: Any) -> str:
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
-def inbox(form_id, since=None, before=None, search: Search | None = None):
-    """(id, submitted_at, data) of the form's inbox, oldest first: from ``since`` (inclusive)
-    and below ``before`` (a commit horizon), when given, and matching ``search``."""
+def inbox(form_id, since=None, placed: bool = False, search: Search | None = None):
+    """(id, submitted_at, data) of the form's inbox, oldest first: from ``since`` (inclusive),
+    matching ``search``; with ``placed``, only the rows placed in the feed, in its order."""
     rows = Submission.inbox.filter(form_id=form_id)
     if search:
         rows = search.applied(rows)
     if since is not None:
         rows = rows.filter(submitted_at__gte=since)
-    rows = horizon.settled(rows, before)
-    return rows.order_by("submitted_at", "id").values_list("id", "submitted_at", "data")
+    if placed:
+        rows = rows.filter(position__isnull=False).order_by("submitted_at", "position")
+    else:
+        rows = rows.order_by("submitted_at", "id")
+    return rows.values_list("id", "submitted_at", "data")
 
 
 def batches(rows) -> Iterator[list[tuple]]:
@@ -94,21 +97,22 @@ ROW_AS_JSON = f"""json_build_object(
                      '{{}}'::json))::text"""
 
 
-def _pg_rows(columns: str, params: list, form_id, since=None, before=None,
+def _pg_rows(columns: str, params: list, form_id, since=None, placed: bool = False,
              search: Search | None = None) -> Iterator[list[tuple]]:
-    """``columns`` of the form's inbox from ``since`` and below ``before``, matching
-    ``search``, oldest first, ``BATCH`` at a time through a server-side cursor inside a
-    transaction."""
+    """``columns`` of the form's inbox from ``since``, matching ``search``, oldest first (with
+    ``placed``: the feed's rows in its order), ``BATCH`` at a time through a server-side
+    cursor inside a transaction."""
     matching, matching_params = (search or Search()).condition("s")
+    order = "s.position IS NOT NULL ORDER BY s.submitted_at, s.position" if placed else (
+        "TRUE ORDER BY s.submitted_at, s.id")
     sql = (
         f"SELECT {columns} FROM {Submission._meta.db_table} s "
         "WHERE s.form_id = %s AND s.status = 'inbox' "
         "AND (%s::timestamptz IS NULL OR s.submitted_at >= %s::timestamptz) "
-        "AND (%s::timestamptz IS NULL OR s.submitted_at < %s::timestamptz) "
-        f"AND {matching} ORDER BY s.submitted_at, s.id"
+        f"AND {matching} AND {order}"
     )
     with paced_by_client(), connection.chunked_cursor() as cursor:
-        cursor.execute(sql, [*params, form_id, since, since, before, before, *matching_params])
+        cursor.execute(sql, [*params, form_id, since, since, *matching_params])
         while rows := cursor.fetchmany(BATCH):
             yield rows
 
@@ -208,20 +212,20 @@ def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
     yield from rows
 
 
-def _json_texts(form_id, since=None, before=None, only: set[str] | None = None,
+def _json_texts(form_id, since=None, placed: bool = False, only: set[str] | None = None,
                 search: Search | None = None) -> Iterator[list[str]]:
     """Each row in the pull API's shape as JSON text, ``BATCH`` at a time, from one
-    snapshot; ``only``: just these fields."""
+    snapshot; ``only``: just these fields; ``placed``: the feed's rows, in its order."""
     with_files = files.shown(form_id=form_id)
     if connection.vendor != "postgresql":
-        for batch in batches(inbox(form_id, since, before, search)):
+        for batch in batches(inbox(form_id, since, placed, search)):
             bodies = [_pull_shape(form_id, row, only) for row in batch]
             if with_files:
                 files.with_files(bodies)
             yield [json.dumps(body, ensure_ascii=False) for body in bodies]
         return
     names = sorted(only) if only is not None else None
-    for rows in _pg_rows(ROW_AS_JSON, [names, names], form_id, since, before, search):
+    for rows in _pg_rows(ROW_AS_JSON, [names, names], form_id, since, placed, search):
         texts = [text for (text,) in rows]
         yield files.texts_with_files(texts) if with_files and texts else texts
 
@@ -244,10 +248,11 @@ def json_rows(form: Form, search: Search | None = None) -> Iterator[str]:
 
 
 def ndjson_rows(form_id, since=None, only: set[str] | None = None) -> Iterator[str]:
-    """The bulk sync: every settled row (below the commit horizon, as the pull API's pages),
-    so a client that goes on with ``since`` set to the last row's time misses nothing."""
-    before = horizon.committed_before()
-    for batch in _primed(_json_texts(form_id, since=since, before=before, only=only)):
+    """The bulk sync: every row placed in the feed, in its order (as the pull API's pages),
+    after placing those committed so far; a client that goes on with ``since`` set to the last
+    row's time misses nothing (submissions/feed.py)."""
+    feed.catch_up()
+    for batch in _primed(_json_texts(form_id, since=since, placed=True, only=only)):
         if batch:
             yield "".join(line + "\n" for line in batch)
 

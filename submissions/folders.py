@@ -1,15 +1,17 @@
 """How many submissions a form's folder (inbox or spam) holds, without COUNT(*) over it.
 
 A folder's size is a checkpoint and a tail. ``FolderCount`` holds how many of the folder's rows
-are stamped before its ``counted_before``; the rows from there on are counted when read,
-through the folder's index. Intake, the hot path, writes nothing here: a new row is stamped
-after the commit horizon, which is as far as a checkpoint ever goes, so it is in the tail.
+are placed in the feed at or before its ``counted_upto`` (submissions/feed.py); the rest are
+counted when read: the rows placed after it (stamped at or after its ``counted_before``, so the
+folder's index bounds them), and the few not placed yet. Intake, the hot path, writes nothing
+here: a new row is not placed yet, and is placed after every checkpoint there is.
 
-What moves a row below a checkpoint into or out of a folder (a mark, a rescue, a delete, a
+What moves a row counted by a checkpoint into or out of a folder (a mark, a rescue, a delete, a
 purge) corrects the count in its own transaction, holding the form's two ``FolderCount`` rows
 for the whole change. Moving a checkpoint holds them too, so a checkpoint never moves in the
-middle of a change, and the rows it counts are settled: below the commit horizon. A read that
-finds a long tail moves the checkpoint up to the horizon, and so does the hourly purge job.
+middle of a change, and the rows it counts are settled: placed, so committed. A read that
+finds a long tail moves the checkpoint up to the feed's last position, and so does the hourly
+purge job.
 """
 
 from __future__ import annotations
@@ -17,24 +19,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
 from django.db import connection, transaction
-from django.db.models import F, Max
+from django.db.models import F
 
 from config import rawsql
 from forms_app.models import Form
-from submissions import horizon
+from submissions import feed
 from submissions.models import FolderCount, Status, Submission
 
 # A tail this long is worth folding into the checkpoint when someone reads it.
 ADVANCE_AT = 1000
-BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _tail(form_id, status: str, since: datetime | None):
-    rows = Submission.objects.filter(form_id=form_id, status=status)
-    return rows if since is None else rows.filter(submitted_at__gte=since)
+BEGINNING = feed.BEGINNING
 
 
 def size(form_id, status: str = Status.INBOX) -> int:
@@ -66,32 +62,36 @@ def _db_key(key: tuple) -> tuple:
 
 
 def _checkpoints(form_ids: list) -> dict[tuple, tuple]:
-    """(count, counted_before) by (form id as the database holds it, status). The stamp stays
-    as the database gave it, to be handed straight back."""
+    """(count, counted_before, counted_upto) by (form id as the database holds it, status).
+    The stamp stays as the database gave it, to be handed straight back."""
     ids = [rawsql.db_id(Form, form_id) for form_id in form_ids]
     sql = (
-        f"SELECT form_id, status, count, counted_before FROM {FolderCount._meta.db_table} "
-        f"WHERE form_id IN ({rawsql.placeholders(len(ids))})"
+        f"SELECT form_id, status, count, counted_before, counted_upto "
+        f"FROM {FolderCount._meta.db_table} WHERE form_id IN ({rawsql.placeholders(len(ids))})"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, ids)
-        return {(form_id, status): (count, since)
-                for form_id, status, count, since in cursor.fetchall()}
+        return {(form_id, status): (count, since, upto)
+                for form_id, status, count, since, upto in cursor.fetchall()}
 
 
 def _tails(keys: list[tuple], checkpoints: dict[tuple, tuple]) -> list[int]:
-    """The rows after each checkpoint, one subquery per folder in one statement. Each status
-    is one of two constants, written into the SQL so that the folder's partial index applies,
-    and each checkpoint is passed as a value: a correlated one leaves the planner guessing a
-    third of the rows, and it scans the table."""
+    """The rows after each checkpoint, one subquery per folder in one statement: those placed
+    after it, and those not placed yet (the sequencer's small index). Each status is one of
+    two constants, written into the SQL so that the folder's partial index applies, and each
+    checkpoint is passed as a value: a correlated one leaves the planner guessing a third of
+    the rows, and it scans the table."""
     table = Submission._meta.db_table
     counts, params = [], []
     for key in keys:
         form_id, status = _db_key(key)
         assert status in Status.values
         counts.append(f"(SELECT count(*) FROM {table} WHERE form_id = %s "
-                      f"AND status = '{status}' AND submitted_at >= %s)")
-        params += [form_id, checkpoints.get((form_id, status), (0, None))[1] or BEGINNING]
+                      f"AND status = '{status}' AND submitted_at >= %s AND position > %s) + "
+                      f"(SELECT count(*) FROM {table} WHERE position IS NULL "
+                      f"AND form_id = %s AND status = '{status}')")
+        _, since, upto = checkpoints.get((form_id, status), (0, None, None))
+        params += [form_id, since or BEGINNING, upto or 0, form_id]
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {', '.join(counts)}", params)
         return list(cursor.fetchone())
@@ -112,31 +112,25 @@ def _lock(form_id) -> dict[str, FolderCount]:
 
 
 def advance(form_id, status: str) -> None:
-    """Fold the folder's settled tail into its checkpoint."""
+    """Place the rows committed so far in the feed, and fold the folder's placed tail into
+    its checkpoint."""
+    feed.catch_up()
     with transaction.atomic():
         checkpoint = _lock(form_id)[status]
-        upto = _settled_upto(form_id, status)
-        if upto is None or (checkpoint.counted_before and upto <= checkpoint.counted_before):
+        upto, newest = feed.placed_upto()
+        done = checkpoint.counted_upto or 0
+        if upto <= done:
             return
-        settled = _tail(form_id, status, checkpoint.counted_before).filter(submitted_at__lt=upto)
-        if added := settled.count():
-            FolderCount.objects.filter(pk=checkpoint.pk).update(
-                count=F("count") + added, counted_before=upto
-            )
-
-
-def _settled_upto(form_id, status: str) -> datetime | None:
-    """Every row stamped before this has committed. SQLite writes one transaction at a time,
-    and this one holds the write lock: every row is committed, and the next ones will be
-    stamped at or after the newest."""
-    if connection.vendor == "postgresql":
-        return horizon.committed_before()
-    return Submission.objects.filter(form_id=form_id, status=status).aggregate(
-        newest=Max("submitted_at"))["newest"]
+        placed = Submission.objects.filter(
+            form_id=form_id, status=status,
+            submitted_at__gte=checkpoint.counted_before or BEGINNING,
+            position__gt=done, position__lte=upto)
+        FolderCount.objects.filter(pk=checkpoint.pk).update(
+            count=F("count") + placed.count(), counted_upto=upto, counted_before=newest)
 
 
 def advance_all(form_ids: Iterable) -> None:
-    """Move every folder's checkpoint up to the commit horizon (the hourly job)."""
+    """Move every folder's checkpoint up to the feed's last position (the hourly job)."""
     for form_id in form_ids:
         for status in Status.values:
             advance(form_id, status)
@@ -149,16 +143,16 @@ class Changes:
         self.checkpoints = checkpoints
         self.deltas: Counter[str] = Counter()
 
-    def _counted(self, status: str, stamp: datetime) -> bool:
-        since = self.checkpoints[status].counted_before
-        return since is not None and stamp < since
+    def _counted(self, status: str, position: int | None) -> bool:
+        upto = self.checkpoints[status].counted_upto
+        return upto is not None and position is not None and position <= upto
 
-    def left(self, status: str, stamp: datetime) -> None:
-        if self._counted(status, stamp):
+    def left(self, status: str, position: int | None) -> None:
+        if self._counted(status, position):
             self.deltas[status] -= 1
 
-    def entered(self, status: str, stamp: datetime) -> None:
-        if self._counted(status, stamp):
+    def entered(self, status: str, position: int | None) -> None:
+        if self._counted(status, position):
             self.deltas[status] += 1
 
     def save(self) -> None:
@@ -171,7 +165,8 @@ class Changes:
 @contextmanager
 def changing(form_id) -> Iterator[Changes]:
     """A transaction that moves the form's rows, holding its checkpoints; report each row
-    that leaves or enters a folder, with its stamp, to the ``Changes`` it yields."""
+    that leaves or enters a folder, with its place in the feed, to the ``Changes`` it
+    yields."""
     with transaction.atomic():
         changes = Changes(_lock(form_id))
         yield changes

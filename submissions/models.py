@@ -48,10 +48,13 @@ class Submission(models.Model):
     form = models.ForeignKey(
         Form, on_delete=models.CASCADE, related_name="submissions", db_index=False
     )
-    # Stamped by the database in the INSERT. Submissions may commit in another order than
-    # they were stamped; the pull API serves only rows below the commit horizon
-    # (submissions/horizon.py), so a cursor never passes a row that commits later.
+    # Stamped by the database in the INSERT, and raised by the feed's sequencer to the newest
+    # stamp already in the feed when the row committed after a newer one (submissions/feed.py),
+    # so stamps never go down along the feed: a client syncing with `since` misses nothing.
     submitted_at = models.DateTimeField(db_default=DatabaseNow())
+    # The row's place in the feed, given after it committed (submissions/feed.py); null until
+    # then, and again after a rescue, which enters the feed anew.
+    position = models.BigIntegerField(null=True, blank=True)
     # [[name, value], ...] in submitted order: a JSON object would lose the order in jsonb.
     data = models.JSONField()
     ip = models.GenericIPAddressField(null=True, blank=True)
@@ -79,6 +82,18 @@ class Submission(models.Model):
                 name="submission_inbox_time_id",
                 condition=models.Q(status="inbox"),
             ),
+            # The feed: what the pull API and the stream page through, (submitted_at, position).
+            models.Index(
+                fields=["form", "submitted_at", "position"],
+                name="submission_feed",
+                condition=models.Q(status="inbox", position__isnull=False),
+            ),
+            # What the feed's sequencer has still to place: empty, or nearly, at all times.
+            models.Index(
+                fields=["submitted_at", "id"],
+                name="submission_unplaced",
+                condition=models.Q(position__isnull=True),
+            ),
             # The spam folder, and its purge after 30 days.
             models.Index(
                 fields=["form", "submitted_at", "id"],
@@ -99,12 +114,25 @@ class Submission(models.Model):
         return self.received_at or self.submitted_at
 
 
+class FeedState(models.Model):
+    """The feed's one row: the last position given and the newest stamp in the feed. Written
+    only by the sequencer, under its lock (submissions/feed.py)."""
+
+    last_position = models.BigIntegerField(default=0)
+    newest = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"feed at {self.last_position}, {self.newest}"
+
+
 class FolderCount(models.Model):
-    """A folder's size up to a checkpoint: its rows stamped before ``counted_before`` (none
-    while that is null). The rows after it are counted when read (submissions/folders.py)."""
+    """A folder's size up to a checkpoint: its rows placed in the feed at or before
+    ``counted_upto`` (none while that is null), all stamped at or before ``counted_before``.
+    The rows after it are counted when read (submissions/folders.py)."""
 
     form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
     status = models.CharField(max_length=5, choices=Status.choices)
+    counted_upto = models.BigIntegerField(null=True)
     counted_before = models.DateTimeField(null=True)
     count = models.BigIntegerField(default=0)
 
@@ -114,7 +142,7 @@ class FolderCount(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.status}: {self.count} before {self.counted_before}"
+        return f"{self.status}: {self.count} up to {self.counted_upto}"
 
 
 class IdempotencyKey(models.Model):

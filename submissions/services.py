@@ -140,27 +140,29 @@ def submission_hold(
 def submission_rescue(*, submission: Submission) -> Submission:
     """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
-    submitted_at becomes now, so incremental pull syncs (which read past their cursor) see it;
-    received_at keeps the first arrival. One already in the inbox stays as it is. One that was
-    in the inbox before it was marked spam was counted then, and is not counted again; it is
-    delivered only to the integrations that have no delivery of it yet.
+    submitted_at becomes now and it leaves its place in the feed, to be placed anew after
+    every row there (submissions/feed.py), so incremental pull syncs (which read past their
+    cursor) see it; received_at keeps the first arrival. One already in the inbox stays as it
+    is. One that was in the inbox before it was marked spam was counted then, and is not
+    counted again; it is delivered only to the integrations that have no delivery of it yet.
     """
     form = submission.form
     with _sqlite_writer(), folders.changing(form.pk) as changes:
-        status, stamp = _held(submission)
+        status, position = _held(submission)
         counted = was_counted(submission)
         moved = Submission.objects.filter(pk=submission.pk, status=Status.SPAM).update(
             status=Status.INBOX,
             received_at=Coalesce("received_at", "submitted_at"),
             submitted_at=DatabaseNow(),
+            position=None,
         )
         _teach(submission, is_spam=False)  # confirming one in the inbox teaches too
         if moved:
             field_names.record(form, submission.data)
             submission.refresh_from_db()
             submission.form = form
-            changes.left(status, stamp)
-            changes.entered(Status.INBOX, submission.submitted_at)
+            changes.left(status, position)
+            changes.entered(Status.INBOX, None)
             deliveries_record(submission=submission, missing_only=counted)
             if not counted:
                 month = current_month()
@@ -181,11 +183,11 @@ def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, those still waiting are dropped, and the monthly count is not given back."""
     with _sqlite_writer(), folders.changing(submission.form_id) as changes:
-        status, stamp = _held(submission)
+        status, position = _held(submission)
         if status == Status.INBOX:
             Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
-            changes.left(Status.INBOX, stamp)
-            changes.entered(Status.SPAM, stamp)
+            changes.left(Status.INBOX, position)
+            changes.entered(Status.SPAM, position)
         deliveries_drop_pending(submission_id=submission.pk)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
@@ -193,8 +195,8 @@ def submission_mark_spam(*, submission: Submission) -> Submission:
 
 
 def _held(submission: Submission) -> tuple[str, Any]:
-    """The submission's folder and stamp, locked until the change commits."""
-    return Submission.objects.select_for_update().values_list("status", "submitted_at").get(
+    """The submission's folder and place in the feed, locked until the change commits."""
+    return Submission.objects.select_for_update().values_list("status", "position").get(
         pk=submission.pk)
 
 
@@ -269,9 +271,9 @@ def _delete(form_id, chosen) -> int:
     """Delete the ``chosen`` rows of one form (with their deliveries), correcting its folder
     counts; how many went."""
     with _sqlite_writer(), folders.changing(form_id) as changes:
-        locked = list(chosen.select_for_update().values_list("pk", "status", "submitted_at"))
-        for _, status, stamp in locked:
-            changes.left(status, stamp)
+        locked = list(chosen.select_for_update().values_list("pk", "status", "position"))
+        for _, status, position in locked:
+            changes.left(status, position)
         gone = Submission.objects.filter(pk__in=[pk for pk, _, _ in locked]).delete()[1]
     return gone.get(Submission._meta.label, 0)
 

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from submissions import lifecycle, services
+from submissions import feed, lifecycle, services
 
 
 @shared_task(ignore_result=True)
@@ -14,3 +14,9 @@ def purge() -> dict[str, int]:
 def purge_spam() -> int:
     """Messages queued by an earlier version of the service still run; beat sends purge."""
     return services.spam_purge()
+
+
+@shared_task(ignore_result=True)
+def place_in_feed() -> int:
+    """Beat's tick of the feed's sequencer: rows are placed while nobody reads too."""
+    return feed.catch_up()

@@ -93,17 +93,6 @@ def _clean_cache():
 
 
 @pytest.fixture(autouse=True)
-def _no_horizon_margin(monkeypatch):
-    """Rows a test has just committed are readable at once. The margin guards an instant in
-    PostgreSQL's own bookkeeping that no test can hit; tests of the horizon set it back."""
-    from datetime import timedelta
-
-    from submissions import horizon
-
-    monkeypatch.setattr(horizon, "MARGIN", timedelta(0))
-
-
-@pytest.fixture(autouse=True)
 def _frozen_rate_windows(monkeypatch):
     """Hold django-ratelimit's clock still, so no test straddles a window boundary.
 

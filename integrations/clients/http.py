@@ -9,14 +9,16 @@ cannot reach an internal service, not even with a connection that is closed at o
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import contextvars
 import functools
+import heapq
 import ipaddress
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import certifi
 import urllib3
@@ -104,7 +106,7 @@ def vetted_addresses(host: str, port: int) -> list[str]:
     made to these addresses only, so DNS cannot answer differently between check and connect
     (rebinding)."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = resolve(host, port)
     except OSError as error:
         raise CannotResolve(f"cannot resolve {host}: {error}") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
@@ -117,6 +119,24 @@ class CannotResolve(Exception):
     pass
 
 
+# getaddrinfo has no timeout and cannot be interrupted: it runs in a thread of its own, and the
+# attempt stops waiting for it at the attempt's deadline (the thread ends when the resolver
+# gives up). A few threads are enough: a lookup is milliseconds, or never answers.
+_resolvers = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="dns")
+getaddrinfo = socket.getaddrinfo  # the resolver; tests fake it here
+
+
+def resolve(host: str, port: int) -> list:
+    """``socket.getaddrinfo`` for a stream socket, waiting at most until the attempt's
+    deadline; TimeoutError past it."""
+    lookup = _resolvers.submit(getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    try:
+        return lookup.result(timeout=max(0.0, _attempt_left()))
+    except concurrent.futures.TimeoutError:
+        lookup.cancel()
+        raise CannotResolve(f"cannot resolve {host}: no answer in time") from None
+
+
 class _Pinned:
     """A connection made to the vetted addresses, in the resolver's order, and to nothing
     else. TLS still checks the certificate against the host name, and the Host header is the
@@ -126,12 +146,14 @@ class _Pinned:
         last_error: OSError | None = None
         for address in vetted_addresses(self._dns_host, self.port):
             try:
-                return urllib3_connection.create_connection(
+                sock = urllib3_connection.create_connection(
                     (address, self.port),
-                    self.timeout,
+                    min(self.timeout, max(0.01, _attempt_left())),
                     source_address=self.source_address,
                     socket_options=self.socket_options,
                 )
+                _watched_socket(sock)  # TLS is set up on it next: the watchdog can cut it
+                return sock
             except TimeoutError as error:
                 raise ConnectTimeoutError(self, f"Connection to {self.host} timed out") from error
             except OSError as error:
@@ -147,12 +169,122 @@ class GuardedHTTPSConnection(_Pinned, HTTPSConnection):
     pass
 
 
-class GuardedHTTPConnectionPool(HTTPConnectionPool):
+class _Watched:
+    """A pool that tells the attempt's watchdog which connection it hands out: one kept
+    alive from an earlier call has its socket already."""
+
+    def _get_conn(self, timeout=None):
+        conn = super()._get_conn(timeout)
+        entry = getattr(_in_flight, "entry", None)
+        if entry is not None:
+            entry.conns.append(conn)
+        return conn
+
+
+class GuardedHTTPConnectionPool(_Watched, HTTPConnectionPool):
     ConnectionCls = GuardedHTTPConnection
 
 
-class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+class GuardedHTTPSConnectionPool(_Watched, HTTPSConnectionPool):
     ConnectionCls = GuardedHTTPSConnection
+
+
+class WatchedHTTPConnectionPool(_Watched, HTTPConnectionPool):
+    pass
+
+
+class WatchedHTTPSConnectionPool(_Watched, HTTPSConnectionPool):
+    pass
+
+
+# --- A hard bound on every attempt ---------------------------------------------------------
+# urllib3's timeouts are per operation: a read timeout is per recv, so a receiver that sends a
+# byte every few seconds (headers or body) or a TLS handshake that trickles never trips one.
+# Every call is therefore watched: at its deadline one watchdog thread shuts the socket down,
+# and whatever waited on it returns at once. DNS is bounded in resolve(), connect by its
+# timeout cut to what is left.
+_in_flight = threading.local()
+
+
+def _attempt_left() -> float:
+    ends = getattr(_in_flight, "ends", None)
+    return DEADLINE_SECONDS if ends is None else ends - time.monotonic()
+
+
+def _watched_socket(sock: socket.socket) -> None:
+    entry = getattr(_in_flight, "entry", None)
+    if entry is not None:
+        entry.sockets.append(sock)
+
+
+@dataclass(order=True)
+class _Watch:
+    ends: float
+    cut: threading.Event = field(compare=False, default_factory=threading.Event)
+    done: bool = field(compare=False, default=False)
+    sockets: list = field(compare=False, default_factory=list)  # made by this call
+    conns: list = field(compare=False, default_factory=list)  # their sockets read when cut
+
+
+class _Watchdog:
+    """One thread for the process: it sleeps until the nearest deadline, and cuts the
+    sockets of every call still running past its own."""
+
+    def __init__(self) -> None:
+        self.watches: list[_Watch] = []
+        self.wake = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def watch(self, ends: float) -> _Watch:
+        entry = _Watch(ends)
+        with self.wake:
+            heapq.heappush(self.watches, entry)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="http-watchdog",
+                                               daemon=True)
+                self.thread.start()
+            self.wake.notify()
+        return entry
+
+    def _run(self) -> None:
+        with self.wake:
+            while True:
+                while self.watches and self.watches[0].done:
+                    heapq.heappop(self.watches)
+                if not self.watches:
+                    self.wake.wait()
+                    continue
+                left = self.watches[0].ends - time.monotonic()
+                if left > 0:
+                    self.wake.wait(left)
+                    continue
+                _cut(heapq.heappop(self.watches))
+
+
+def _cut(entry: _Watch) -> None:
+    """Shut the call's sockets down (not close: the calling thread still owns them), so a
+    recv or a handshake blocked on one returns at once."""
+    entry.cut.set()
+    live = [conn.sock for conn in list(entry.conns) if getattr(conn, "sock", None)]
+    for sock in [*list(entry.sockets), *live]:
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+_watchdog = _Watchdog()
+
+
+@contextlib.contextmanager
+def _bounded(seconds: float):
+    """Run a call with a hard bound: past ``seconds`` its socket is shut down. Yields the
+    watch, whose ``cut`` says whether that happened."""
+    entry = _watchdog.watch(time.monotonic() + seconds)
+    _in_flight.ends, _in_flight.entry = entry.ends, entry
+    try:
+        yield entry
+    finally:
+        entry.done = True
+        _in_flight.ends = _in_flight.entry = None
 
 
 def new_pool_manager(*, guarded: bool) -> urllib3.PoolManager:
@@ -167,11 +299,10 @@ def new_pool_manager(*, guarded: bool) -> urllib3.PoolManager:
         cert_reqs="CERT_REQUIRED",
         ca_certs=certifi.where(),
     )
-    if guarded:
-        manager.pool_classes_by_scheme = {
-            "http": GuardedHTTPConnectionPool,
-            "https": GuardedHTTPSConnectionPool,
-        }
+    manager.pool_classes_by_scheme = {
+        "http": GuardedHTTPConnectionPool if guarded else WatchedHTTPConnectionPool,
+        "https": GuardedHTTPSConnectionPool if guarded else WatchedHTTPSConnectionPool,
+    }
     return manager
 
 
@@ -282,8 +413,18 @@ def _target(url: str) -> tuple[str, str | None, int | None, str]:
 
 
 def post(url: str, *, data: bytes, headers: dict[str, str], guarded: bool = True) -> HttpResult:
-    """POST once. Never raises for network trouble: the result says what happened."""
+    """POST once, ended by the deadline whatever the other side does (DNS, connect, TLS,
+    headers, body). Never raises for network trouble: the result says what happened."""
     budget = _deadline.get() or DEADLINE_SECONDS
+    with _bounded(budget) as watch:
+        result = _post(url, data, headers, guarded, budget)
+    if watch.cut.is_set() and not result.ok:
+        return HttpResult(None, f"Timed out after {budget:g} s")
+    return result
+
+
+def _post(url: str, data: bytes, headers: dict[str, str], guarded: bool,
+          budget: float) -> HttpResult:
     deadline = time.monotonic() + budget
     timed_out = HttpResult(None, f"Timed out after {budget:g} s")
     response, whole = None, False

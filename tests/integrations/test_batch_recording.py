@@ -25,6 +25,7 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
         for _ in range(2)
     )
     submissions = [add_submission(form, {"n": str(n)}) for n in range(2)]
+    outbox.deliveries_claim_batch(10)  # both workers' batches hold their rows' claim
     deliveries = {
         (d.submission_id, d.integration_id): d
         for d in Delivery.objects.select_related("integration")

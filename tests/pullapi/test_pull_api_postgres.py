@@ -1,7 +1,6 @@
 """Pull API properties that only the production services can show."""
 
 import multiprocessing
-import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +10,7 @@ from django.test import Client
 from forms_app.services import form_create
 from pullapi.cursors import Position
 from pullapi.selectors import submissions_page
+from submissions import feed
 from submissions.models import Submission
 from tests.conftest import create_key, make_user
 
@@ -33,20 +33,21 @@ def test_deep_cursor_page_is_an_index_range_scan(user, order):
     busy, other = form_create(owner=user, name="Busy"), form_create(owner=user, name="Other")
     bulk(busy, 30_000)
     bulk(other, 30_000)
+    feed.step(batch=60_000)  # every row placed in the feed, as readers and beat do
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE submissions_submission")
-    deep = Position(BASE + timedelta(seconds=15_000), uuid.UUID(int=0))
-    rows = Submission.inbox.filter(form=busy)
+    deep = Position(BASE + timedelta(seconds=15_000), 0)
+    rows = Submission.inbox.filter(form=busy, position__isnull=False)
 
     from submissions.keyset import past
 
-    ordering = ["submitted_at", "id"] if order == "asc" else ["-submitted_at", "-id"]
-    query = rows.filter(past(deep.submitted_at, deep.submission_id, order))
+    ordering = ["submitted_at", "position"] if order == "asc" else ["-submitted_at", "-position"]
+    query = rows.filter(past(deep.submitted_at, deep.position, order))
     query = query.order_by(*ordering)[:101]
     plan = query.explain()
 
     assert "Seq Scan" not in plan
-    assert "submission_inbox_time_id" in plan
+    assert "submission_feed" in plan
     page = submissions_page(busy.pk, order=order, limit=100, after=deep)
     assert len(page.rows) == 100 and page.has_more
 
