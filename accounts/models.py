@@ -197,3 +197,19 @@ class SignUpAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"sign-up for {self.email} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class TwoFactor(models.Model):
+    """Two-step sign-in (TOTP, RFC 6238) of one account: its secret (sealed), whether it is on,
+    the last time step accepted (a code is taken once) and the hashes of unused recovery codes.
+    A row that is not enabled is a setup the owner has not confirmed with a code yet."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="two_factor")
+    sealed_secret = models.TextField()
+    enabled = models.BooleanField(default=False)
+    last_step = models.BigIntegerField(default=0)
+    recovery_hashes = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"two-step sign-in of {self.user_id} ({'on' if self.enabled else 'set-up'})"

@@ -33,6 +33,26 @@ class NewPasswordField(strict.CharField):
 class CredentialsSerializer(serializers.Serializer):
     email = strict.EmailField(max_length=254)
     password = strict.CharField(max_length=256, trim_whitespace=False)
+    # With two-step sign-in on: a current time code or an unused recovery code.
+    otp = strict.CharField(max_length=64, required=False, allow_blank=True)
+
+
+class TwoFactorSetupSerializer(serializers.Serializer):
+    secret = serializers.CharField()
+    otpauthUri = serializers.CharField()
+
+
+class OtpCodeSerializer(serializers.Serializer):
+    code = strict.CharField(max_length=64)
+
+
+class TwoFactorDisableSerializer(serializers.Serializer):
+    password = strict.CharField(max_length=256, trim_whitespace=False)
+    code = strict.CharField(max_length=64)
+
+
+class RecoveryCodesSerializer(serializers.Serializer):
+    recoveryCodes = serializers.ListField(child=serializers.CharField())
 
 
 class SignupSerializer(serializers.Serializer):

@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import signin_guard
+from accounts import signin_guard, two_factor
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
 from accounts.models import (
@@ -336,8 +336,12 @@ def user_log_out_everywhere(*, user: User) -> None:
     user.revoke_tokens()
 
 
-def user_authenticate(*, email: str, password: str, client: Client | None = None) -> User:
-    """Check a sign-in; every surface calls this, so the failed-sign-in limits span them all."""
+def user_authenticate(
+    *, email: str, password: str, client: Client | None = None, otp: str | None = None
+) -> User:
+    """Check a sign-in; every surface calls this, so the failed-sign-in limits span them all.
+    With two-step sign-in on, ``otp`` (a time code or a recovery code) must come too; a wrong
+    one counts as a failed sign-in."""
     client = client or Client("")
     user = User.objects.filter(email=normalize_email(email)).first()
     signin_guard.check(email, client, user)
@@ -354,6 +358,12 @@ def user_authenticate(*, email: str, password: str, client: Client | None = None
         raise invalid_credentials()
     if not user.is_verified:
         raise email_not_verified()
+    if two_factor.is_enabled(user):
+        if not otp:
+            raise two_factor.otp_required()
+        if not two_factor.accept(user, otp):
+            signin_guard.failed(email, client, user)
+            raise two_factor.invalid_otp()
     return user
 
 

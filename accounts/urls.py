@@ -14,4 +14,7 @@ urlpatterns = [
     path("token", views.TokenView.as_view(), name="token"),
     path("logout", views.LogoutView.as_view(), name="logout"),
     path("me", views.MeView.as_view(), name="me"),
+    path("2fa/setup", views.TwoFactorSetupView.as_view(), name="2fa-setup"),
+    path("2fa/enable", views.TwoFactorEnableView.as_view(), name="2fa-enable"),
+    path("2fa/disable", views.TwoFactorDisableView.as_view(), name="2fa-disable"),
 ]

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import device, mailer, services
+from accounts import device, mailer, services, two_factor
 from accounts import serializers as s
 from accounts.authentication import signed_in, token_from_request
 from accounts.device import Client
@@ -131,7 +131,10 @@ class ResetPasswordView(PublicAuthView):
 
 # What signing in answers besides a session, by cookie (login) or in the body (token).
 SIGN_IN_REFUSALS = {
-    401: error("invalid_credentials: the email or password is incorrect"),
+    401: error(
+        "invalid_credentials: the email or password is incorrect; otp_required: two-step "
+        "sign-in is on and no otp was sent; invalid_otp: the otp is wrong or was used already"
+    ),
     403: error("email_not_verified: verify the address before signing in"),
 }
 
@@ -144,7 +147,8 @@ class LoginView(PublicAuthView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         user = services.user_authenticate(
-            email=data["email"], password=data["password"], client=Client.of(request)
+            email=data["email"], password=data["password"], client=Client.of(request),
+            otp=data.get("otp"),
         )
         response = user_response(user)
         device.remember(response, user)
@@ -159,7 +163,8 @@ class TokenView(PublicAuthView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.CredentialsSerializer, request)
         user = services.user_authenticate(
-            email=data["email"], password=data["password"], client=Client.of(request)
+            email=data["email"], password=data["password"], client=Client.of(request),
+            otp=data.get("otp"),
         )
         return Response(
             {
@@ -231,3 +236,41 @@ class MeView(APIView):
         serializer.is_valid(raise_exception=True)
         user = services.user_update_profile(user=signed_in(request), **serializer.validated_data)
         return Response({"user": s.CurrentUserSerializer(user).data})
+
+
+class TwoFactorSetupView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: s.TwoFactorSetupSerializer})
+    def post(self, request: Request) -> Response:
+        secret, uri = two_factor.setup(user=signed_in(request))
+        return Response({"secret": secret, "otpauthUri": uri})
+
+
+class TwoFactorEnableView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.OtpCodeSerializer, responses={200: s.RecoveryCodesSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = s.OtpCodeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = signed_in(request)
+        codes = two_factor.enable(user=user, code=serializer.validated_data["code"])
+        response = Response({"recoveryCodes": codes})
+        set_auth_cookie(response, services.token_for(user))  # every other token was revoked
+        return response
+
+
+class TwoFactorDisableView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.TwoFactorDisableSerializer, responses={200: s.MessageSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = s.TwoFactorDisableSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = signed_in(request)
+        two_factor.disable(user=user, **serializer.validated_data)
+        response = Response({"message": "Two-step sign-in is off. Every other session was "
+                                        "logged out."})
+        set_auth_cookie(response, services.token_for(user))
+        return response

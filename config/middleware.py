@@ -166,6 +166,26 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
+class NoStoreMiddleware:
+    """``Cache-Control: no-store`` on every answer that may carry submission data or a secret:
+    the API (new keys, signing secrets, submissions, pull pages and streams, exports), the
+    dashboard's pages and the admin. One rule here, so no view can forget it. Only the public
+    API description stays cacheable."""
+
+    PATHS = ("/api/", "/dashboard/", "/admin/")
+    CACHEABLE = ("/api/schema/", "/api/docs/")
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        path = request.path
+        if path.startswith(self.PATHS) and not path.startswith(self.CACHEABLE):
+            response["Cache-Control"] = "no-store"
+        return response
+
+
 def _origin(url: str) -> str:
     from urllib.parse import urlsplit
 

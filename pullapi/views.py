@@ -184,7 +184,6 @@ class SubmissionStreamView(PullApiView):
             raise
         response = StreamingHttpResponse(lease.held_while(lines),
                                          content_type="application/x-ndjson")
-        response["Cache-Control"] = "no-store"
         return response
 
 

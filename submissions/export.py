@@ -122,7 +122,7 @@ def _python_csv(form: Form, names: list[str], search: Search,
     """The rows (no header) shaped in Python: SQLite's way, and any form's whose rows end
     with their files' links (one a line in the last cell)."""
     out = io.StringIO()
-    write = csv.writer(out).writerow
+    write = csv.writer(out, quoting=csv.QUOTE_ALL).writerow
     for batch in batches(inbox(form.pk, search=search)):
         found = files.files_by_submission([row[0] for row in batch]) if links else {}
         for ident, moment, data in batch:
@@ -146,8 +146,10 @@ def _cell(value: Any) -> str:
 # One pass over each row's pairs picks every column's value (field names are unique in a row:
 # intake merges repeats). A cell is field_text() of the value, then safe_cell()'s prefix, in
 # SQL: a string as itself, a list of strings joined, any other list or object as JSON (jsonb
-# prints ", " and ": " as json.dumps does), a number or boolean as its text. NULLIF leaves an
-# empty cell unquoted, as Python's csv module writes it.
+# prints ", " and ": " as json.dumps does), a number or boolean as its text. Every cell is
+# quoted (FORCE_QUOTE *, QUOTE_ALL in Python): a spreadsheet that splits on another character
+# than the comma then still sees one text per cell, never a formula after a ";" (OWASP, CSV
+# injection). COALESCE makes a missing value an empty text, quoted as Python quotes it.
 CELL_TEXT = """CASE jsonb_typeof(pair->1)
   WHEN 'string' THEN pair->>1
   WHEN 'array' THEN CASE
@@ -157,7 +159,7 @@ CELL_TEXT = """CASE jsonb_typeof(pair->1)
   WHEN 'object' THEN (pair->1)::text
   ELSE pair->>1 END"""
 CELL_SAFE = (
-    "NULLIF(CASE WHEN left({t}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') "
+    "COALESCE(CASE WHEN left({t}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') "
     "THEN '''' || {t} ELSE {t} END, '')"
 )
 
@@ -171,7 +173,7 @@ def _pg_csv_sql(names: list[str], matching: str) -> str:
         f"CROSS JOIN LATERAL (SELECT {texts or 'count(*)'} "
         "                    FROM jsonb_array_elements(s.data) AS pair) texts "
         f"WHERE s.form_id = %s AND s.status = 'inbox' AND {matching} "
-        "ORDER BY s.submitted_at, s.id) TO STDOUT (FORMAT csv)"
+        "ORDER BY s.submitted_at, s.id) TO STDOUT (FORMAT csv, FORCE_QUOTE *)"
     )
 
 
@@ -205,8 +207,10 @@ def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
     out = io.StringIO()
     # Lines end as the rows' do: "\n" from COPY, "\r\n" from Python's csv module (which
     # quotes a carriage return only when it is part of its line terminator).
-    csv.writer(out, lineterminator="\n" if isinstance(first, bytes) else "\r\n").writerow(
-        ["id", "submittedAt", *(safe_cell(name) for name in names), *(["files"] if links else [])])
+    terminator = "\n" if isinstance(first, bytes) else "\r\n"
+    header_cells = ["id", "submittedAt", *(safe_cell(name) for name in names)]
+    csv.writer(out, lineterminator=terminator, quoting=csv.QUOTE_ALL).writerow(
+        [*header_cells, *(["files"] if links else [])])
     header = out.getvalue()
     yield header.encode() + first if isinstance(first, bytes) else header + first
     yield from rows

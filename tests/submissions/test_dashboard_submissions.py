@@ -1,6 +1,7 @@
 import csv
 import io
 import json
+import re
 import threading
 import time
 from datetime import timedelta
@@ -225,6 +226,20 @@ def test_csv_cells_are_safe_from_formulas(owner_api, form, value, cell):
     assert list(csv.reader(io.StringIO(text)))[1][2] == cell
 
 
+def test_csv_export_quotes_every_cell(owner_api, form):
+    """A spreadsheet splitting on ";" must still see one text, not the formula =1+1."""
+    add(form, [["note", "hello;=1+1;"], ["n", 7], ["empty", ""]])
+    add(form, [["note", "plain"]])
+
+    text = read_stream(owner_api.get(f"/api/v1/forms/{form.pk}/export", {"format": "csv"}))
+    lines = text.splitlines()
+
+    assert lines[0] == '"id","submittedAt","note","n","empty"'
+    assert all(re.fullmatch(r'("[^"]*",)*"[^"]*"', line) for line in lines)
+    assert lines[1].endswith(',"hello;=1+1;","7",""')
+    assert lines[2].endswith(',"plain","",""')
+
+
 def test_csv_header_names_are_safe_too(owner_api, form):
     add(form, [["=cmd", "x"]])
 
@@ -279,4 +294,4 @@ def test_field_order_survives_every_read(owner_api, public, form):
 
     assert list(listed) == ["zulu", "alpha", "mike"]
     assert list(exported[0]["fields"]) == ["zulu", "alpha", "mike"]
-    assert header == "id,submittedAt,zulu,alpha,mike"
+    assert header == '"id","submittedAt","zulu","alpha","mike"'
