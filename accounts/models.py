@@ -197,3 +197,19 @@ class SignUpAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"sign-up for {self.email} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class Invitation(models.Model):
+    """An operator's leave for one address to sign up while REGISTRATION is ``invite``
+    (accounts/registration.py). Inviting again renews it."""
+
+    email = models.EmailField(unique=True)
+    invited_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.email} (until {self.expires_at:%Y-%m-%d %H:%M} UTC)"
+
+    def save(self, *args, **kwargs) -> None:
+        self.email = normalize_email(self.email)
+        super().save(*args, **kwargs)

@@ -222,6 +222,8 @@ OTP_LIFETIME = timedelta(minutes=30)
 OTP_MAX_ATTEMPTS = 5
 OTP_RESEND_INTERVAL = timedelta(seconds=60)
 JWT_LIFETIME = timedelta(days=7)
+# Who may sign up (accounts/registration.py): open, invite or closed.
+REGISTRATION = env.choice("REGISTRATION", ("open", "invite", "closed"), "open")
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": JWT_LIFETIME,
