@@ -74,6 +74,12 @@ def integer_list(name: str, default: str) -> list[int]:
     return values
 
 
+def export_default(name: str, value: str) -> str:
+    """Set ``name`` for this process and its children unless the operator set it: for a
+    library that reads its own variable (prometheus-client's PROMETHEUS_MULTIPROC_DIR)."""
+    return os.environ.setdefault(name, value)
+
+
 def required(name: str, why: str) -> str:
     value = optional(name)
     if value is None:

@@ -15,6 +15,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from config import metrics
 from config.errors import ServiceError, database_unavailable, default_error, json_error
 from forms_app import form_cache
 from forms_app.selectors import public_form
@@ -88,9 +89,11 @@ class SubmitView(APIView):
                     raise intake.form_not_found() from None
                 submission_id = intake.accept(visit, form, body)
         except ServiceError as error:
+            metrics.submission("rejected")
             return Responder(visit, form).error(error)
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
+            metrics.submission("error")
             return Responder(visit, form).error(database_unavailable())
         finally:
             body.close()  # temporary files of uploads, stored or not
