@@ -3,7 +3,8 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.db.models import QuerySet
 
-from accounts.models import EmailCode, MailerStatus, User
+from accounts import registration
+from accounts.models import EmailCode, Invitation, MailerStatus, User
 from accounts.services import usage_reset
 from config.admin import ChangedFieldsOnlyAdmin
 
@@ -92,3 +93,24 @@ class MailerStatusAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Adding one invites its address for 7 days (REGISTRATION=invite)."""
+
+    list_display = ["email", "invited_at", "expires_at"]
+    search_fields = ["email"]
+    ordering = ["-invited_at"]
+    fields = ["email"]
+    actions = ["renew"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        renewed = registration.invitation_create(email=obj.email)
+        obj.pk, obj.invited_at, obj.expires_at = renewed.pk, renewed.invited_at, renewed.expires_at
+
+    @admin.action(description="Invite again for 7 days from now")
+    def renew(self, request, queryset: QuerySet[Invitation]) -> None:
+        for invitation in queryset:
+            registration.invitation_create(email=invitation.email)
+        messages.success(request, f"Renewed {queryset.count()} invitations for 7 days.")

@@ -6,7 +6,7 @@ import logging
 import smtplib
 import ssl
 
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 
 from accounts.models import MailerStatus
 from config import clock
@@ -27,8 +27,13 @@ PERMANENT = (
 
 def send(*, subject: str, body: str, to: str) -> None:
     """Send one message; record the outcome; raise OSError (SMTPException is one) on failure."""
+    send_message(EmailMessage(subject=subject, body=body, to=[to]))
+
+
+def send_message(message: EmailMessage) -> None:
+    """``send`` for a message built by the caller (a Reply-To, say)."""
     try:
-        send_mail(subject=subject, message=body, from_email=None, recipient_list=[to])
+        message.send()
     except OSError as error:
         _record_failure(error)
         raise

@@ -213,3 +213,19 @@ class TwoFactor(models.Model):
 
     def __str__(self) -> str:
         return f"two-step sign-in of {self.user_id} ({'on' if self.enabled else 'set-up'})"
+
+
+class Invitation(models.Model):
+    """An operator's leave for one address to sign up while REGISTRATION is ``invite``
+    (accounts/registration.py). Inviting again renews it."""
+
+    email = models.EmailField(unique=True)
+    invited_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.email} (until {self.expires_at:%Y-%m-%d %H:%M} UTC)"
+
+    def save(self, *args, **kwargs) -> None:
+        self.email = normalize_email(self.email)
+        super().save(*args, **kwargs)

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import device, mailer, services, two_factor
+from accounts import device, mailer, registration, services, two_factor
 from accounts import serializers as s
 from accounts.authentication import signed_in, token_from_request
 from accounts.device import Client
@@ -71,11 +71,20 @@ def user_response(user, status_code: int = 200) -> Response:
     return response
 
 
+def _posted_email(request: Request) -> object:
+    return request.data.get("email") if isinstance(request.data, dict) else None
+
+
 class SignupView(PublicAuthView):
     throttle_group = "signup"
 
-    @extend_schema(request=s.SignupSerializer, responses={201: s.MessageSerializer})
+    @extend_schema(request=s.SignupSerializer, responses={
+        201: s.MessageSerializer,
+        403: error("registration_closed: REGISTRATION is closed, or invite and the address "
+                   "has no invitation"),
+    })
     def post(self, request: Request) -> Response:
+        registration.check(_posted_email(request))
         data = self.validated(s.SignupSerializer, request)
         services.user_sign_up(
             email=data["email"], password=data["password"], client=Client.of(request)

@@ -38,6 +38,13 @@ def boolean(name: str, default: bool = False) -> bool:
     raise ConfigError(f"{name} must be a boolean (true/false), got {raw!r}")
 
 
+def choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    value = os.environ.get(name, default).strip().lower() or default
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def integer(name: str, default: int, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
@@ -65,6 +72,12 @@ def integer_list(name: str, default: str) -> list[int]:
     if any(value < 0 for value in values):
         raise ConfigError(f"{name} must not contain negative numbers")
     return values
+
+
+def export_default(name: str, value: str) -> str:
+    """Set ``name`` for this process and its children unless the operator set it: for a
+    library that reads its own variable (prometheus-client's PROMETHEUS_MULTIPROC_DIR)."""
+    return os.environ.setdefault(name, value)
 
 
 def required(name: str, why: str) -> str:

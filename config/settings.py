@@ -226,6 +226,8 @@ OTP_LIFETIME = timedelta(minutes=30)
 OTP_MAX_ATTEMPTS = 5
 OTP_RESEND_INTERVAL = timedelta(seconds=60)
 JWT_LIFETIME = timedelta(days=7)
+# Who may sign up (accounts/registration.py): open, invite or closed.
+REGISTRATION = env.choice("REGISTRATION", ("open", "invite", "closed"), "open")
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": JWT_LIFETIME,
@@ -366,11 +368,24 @@ CELERY_TASK_ALWAYS_EAGER = False
 
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 
+# --- Operations ---------------------------------------------------------------------------
+# /metrics answers only this bearer token; unset, it is a 404 (operations/views.py).
+METRICS_TOKEN = env.optional("METRICS_TOKEN")
+# Web and worker processes each count in a file of this folder, and a scrape adds them up
+# (prometheus-client's multiprocess mode; docs/operating.md, "Metrics").
+METRICS_DIR = env.private_folder(Path(env.export_default(
+    "PROMETHEUS_MULTIPROC_DIR", str(DATA_DIR / "metrics"))))
+SENTRY_DSN = env.optional("SENTRY_DSN")
+LOG_FORMAT = env.choice("LOG_FORMAT", ("plain", "json"), "plain")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "config.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
@@ -385,3 +400,8 @@ DATA_UPLOAD_MAX_NUMBER_FILES = 200
 SERVER_HEADER_TIMEOUT = env.integer("SERVER_HEADER_TIMEOUT", 10, minimum=1)
 SERVER_BODY_TIMEOUT = env.integer("SERVER_BODY_TIMEOUT", 60, minimum=1)
 SERVER_MAX_CONNECTIONS = env.integer("SERVER_MAX_CONNECTIONS", 1000, minimum=1)
+
+if SENTRY_DSN:
+    from config import errors_reporting
+
+    errors_reporting.start(SENTRY_DSN, release=formflow.__version__)

@@ -23,5 +23,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("healthz", operations.healthz, name="health"),
     path("readyz", operations.readyz, name="ready"),
+    path("metrics", operations.metrics, name="metrics"),
     path("thanks", thanks, name="thanks"),
 ]

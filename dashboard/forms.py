@@ -154,13 +154,20 @@ class FormSettingsForm(DashboardForm):
                   "delete them.",
     )
 
+    notifyOwner = forms.BooleanField(
+        label="Email me each submission that reaches the inbox", required=False,
+        widget=forms.CheckboxInput(attrs={"aria-describedby": "notifyOwner-hint"}),
+        help_text="Sent to your account's address. Past 20 in an hour, the rest of that hour "
+                  "comes as one email when the hour ends.",
+    )
+
     def __init__(self, *args, form, **kwargs) -> None:
         kwargs.setdefault("initial", {
             "name": form.name, "redirectUrl": form.redirect_url or "",
             "allowedOrigins": "\n".join(form.allowed_origins), "rateLimit": form.rate_limit,
             "honeypotField": form.honeypot_field or "", "captchaProvider": form.captcha_provider,
             "spamFilter": form.spam_filter, "blockedWords": "\n".join(form.blocked_words),
-            "retentionDays": form.retention_days,
+            "retentionDays": form.retention_days, "notifyOwner": form.notify_owner,
         })
         super().__init__(*args, **kwargs)
         self.fields["recaptchaSecret"].help_text = (
@@ -181,6 +188,7 @@ class FormSettingsForm(DashboardForm):
             "spamFilter": "on" if data["spamFilter"] else "off",
             "blockedWords": _lines(data["blockedWords"]),
             "retentionDays": data["retentionDays"],
+            "notifyOwner": data["notifyOwner"],
         }
         if data["captchaProvider"]:
             values["captchaProvider"] = data["captchaProvider"]

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
-from accounts import device
+from accounts import device, registration
 from accounts import services as accounts
 from accounts.authentication import signed_in
 from accounts.device import Client
@@ -117,8 +117,15 @@ def _form_page(request: HttpRequest, template: str, context: dict[str, Any]) -> 
 @limited("dashboard-signup")
 def signup(request: HttpRequest) -> HttpResponse:
     form = _bound(SignupForm, request)
+    page = {"form": form, "registration": registration.mode()}
+    if request.method == "POST":
+        try:
+            registration.check(request.POST.get("email"))
+        except ServiceError as error:
+            messages.error(request, _error_text(error))
+            return _error_page(request, "dashboard/signup.html", page, error)
     if not form.is_valid():
-        return _form_page(request, "dashboard/signup.html", {"form": form})
+        return _form_page(request, "dashboard/signup.html", page)
     email = form.cleaned_data["email"]
     try:
         accounts.user_sign_up(email=email, password=form.cleaned_data["password"],

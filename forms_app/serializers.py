@@ -112,6 +112,7 @@ class FormInputSerializer(StrictSerializer):
         required=False,
     )
     fileUploads = FileUploadsSerializer(source="file_uploads", allow_null=True, required=False)
+    notifyOwner = strict.BooleanField(source="notify_owner", required=False)
     recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
@@ -173,6 +174,10 @@ class FormSerializer(serializers.ModelSerializer):
     blockedWords = serializers.ListField(source="blocked_words", child=serializers.CharField())
     retentionDays = serializers.IntegerField(source="retention_days", allow_null=True)
     fileUploads = FileUploadsOut(source="file_uploads", allow_null=True)
+    notifyOwner = serializers.BooleanField(
+        source="notify_owner",
+        help_text="Email each submission that reaches the inbox to the account's address",
+    )
     recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
     submissionCount = serializers.IntegerField(source="submission_count")
     spamCount = serializers.IntegerField(source="spam_count")
@@ -195,6 +200,7 @@ class FormSerializer(serializers.ModelSerializer):
             "blockedWords",
             "retentionDays",
             "fileUploads",
+            "notifyOwner",
             "recaptchaEnabled",
             "submissionCount",
             "spamCount",

@@ -7,10 +7,11 @@ from django.db import transaction
 from accounts.models import User
 from files.services import delete_files_of_form
 from forms_app.models import Form
+from integrations.services import owner_email_sync
 
 UPDATABLE = (
     "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
-    "spam_filter", "blocked_words", "retention_days", "file_uploads",
+    "spam_filter", "blocked_words", "retention_days", "file_uploads", "notify_owner",
 )
 
 
@@ -30,6 +31,7 @@ def form_create(*, owner: User, **values: Any) -> Form:
     form = Form(owner=owner)
     _apply(form, values)
     form.save()
+    owner_email_sync(form=form)
     return form
 
 
@@ -37,6 +39,8 @@ def form_create(*, owner: User, **values: Any) -> Form:
 def form_update(*, form: Form, **changes: Any) -> Form:
     # Only the changed columns, so a concurrent change to another column is never undone.
     form.save(update_fields=[*_apply(form, changes), "updated_at"])
+    if "notify_owner" in changes:
+        owner_email_sync(form=form)
     return form
 
 

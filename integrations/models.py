@@ -161,3 +161,38 @@ class AutoresponseSent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.recipient[:12]}… at {self.sent_at}"
+
+
+class OwnerNotice(models.Model):
+    """How one submission's owner notification went out: on its own, or ``held`` for its
+    form's hourly digest (past 20 in one hour; integrations/kinds/owner_email/digest.py)."""
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, primary_key=True)
+    form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
+    hour = models.DateTimeField()  # the clock hour the submission arrived in
+    held = models.BooleanField()
+
+    class Meta:
+        indexes = [models.Index(fields=["form", "hour", "held"], name="owner_notice_hour")]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id} ({'digest' if self.held else 'sent'})"
+
+
+class OwnerDigest(models.Model):
+    """One form's hour of owner notifications: its row is locked to count them, and says
+    whether the digest of those held went out."""
+
+    form = models.ForeignKey(Form, on_delete=models.CASCADE, db_index=False)
+    hour = models.DateTimeField()
+    sending_until = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["form", "hour"], name="owner_digest_once"),
+        ]
+        indexes = [models.Index(fields=["hour"], name="owner_digest_hour")]
+
+    def __str__(self) -> str:
+        return f"{self.form_id} at {self.hour}"

@@ -2,6 +2,7 @@
 
 from django.db.models import Count, Max, Q, QuerySet
 
+from integrations import kinds
 from integrations.models import Delivery, DeliveryState, Integration
 
 
@@ -35,11 +36,17 @@ def delivers(submission, delivery_id) -> bool:
     return Delivery.objects.filter(submission=submission, pk=delivery_id).exists()
 
 
+def listed(owner) -> QuerySet[Integration]:
+    """The integrations an owner added: not the built-in ones every form has (its owner's
+    notification email), which the form's settings turn on and off."""
+    return Integration.objects.filter(owner=owner).exclude(type__in=list(kinds.BUILT_IN))
+
+
 def integrations_of(owner) -> QuerySet[Integration]:
     """An account's integrations, newest first, each with its form and its count of failed
     deliveries (``failed``)."""
     return (
-        Integration.objects.filter(owner=owner)
+        listed(owner)
         .select_related("form")
         .annotate(failed=failed_deliveries_count())
         .order_by("-created_at")
@@ -60,7 +67,7 @@ def health_by_form(owner, form_ids: list) -> dict:
     """For each form, the health of the enabled integrations that receive its submissions
     (its own and the account's): "failing", "never_run" or "healthy"; None if there are none."""
     rows = list(
-        Integration.objects.filter(owner=owner, enabled=True).values_list("form_id", "status")
+        listed(owner).filter(enabled=True).values_list("form_id", "status")
     )
     health = {}
     for form_id in form_ids:

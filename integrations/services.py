@@ -12,7 +12,7 @@ from config import clock, crypto, ratelimit
 from config.errors import ServiceError, retry_later
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
-from integrations import kinds
+from integrations import kinds, selectors
 from integrations.clients import http as http_client
 from integrations.kinds import google_sheets
 from integrations.models import (
@@ -70,7 +70,7 @@ def _check_room_for_one_more(owner: User) -> None:
     FOR NO KEY UPDATE: submissions being stored meanwhile check their foreign key to the owner
     without waiting (docs/exactness.md, "Lock order")."""
     User.objects.select_for_update(no_key=True).filter(pk=owner.pk).values_list("pk").get()
-    if Integration.objects.filter(owner=owner).count() >= MAX_INTEGRATIONS:
+    if selectors.listed(owner).count() >= MAX_INTEGRATIONS:
         raise invalid(
             {"integrations": f"An account may have at most {MAX_INTEGRATIONS} integrations."}
         )
@@ -111,6 +111,16 @@ def integration_update(
     if changed:
         integration.save(update_fields=changed)
     return integration
+
+
+def owner_email_sync(*, form: Form) -> None:
+    """The form's owner notification is on while its notifyOwner is: made the first time it
+    is on (a migration made one for each form made before), turned off and on after that, so
+    its deliveries stay in the ledger."""
+    type = kinds.owner_email.KIND.type
+    updated = Integration.objects.filter(form=form, type=type).update(enabled=form.notify_owner)
+    if not updated and form.notify_owner:
+        Integration.objects.create(owner_id=form.owner_id, form=form, type=type)
 
 
 def integration_delete(*, integration: Integration) -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from config import clock, metrics
 from integrations import kinds
 from integrations.kinds.base import Outcome
 from integrations.models import Integration
@@ -13,4 +15,13 @@ __all__ = ["Outcome", "deliver"]
 
 
 def deliver(integration: Integration, event: dict[str, Any], msg_id: str) -> Outcome:
-    return kinds.get(integration.type).transport(integration, event, msg_id)
+    try:
+        outcome = kinds.get(integration.type).transport(integration, event, msg_id)
+    except Exception:
+        metrics.deliveries.labels(integration.type, "failed").inc()
+        raise
+    metrics.deliveries.labels(integration.type, "delivered" if outcome.ok else "failed").inc()
+    if outcome.ok and event["type"] == "submission.created":
+        submitted = datetime.fromisoformat(event["data"]["submittedAt"])
+        metrics.delivery_seconds.observe(max((clock.now() - submitted).total_seconds(), 0.0))
+    return outcome

@@ -42,7 +42,7 @@ form = form_create(owner=owner, name="Contact", rate_limit=10_000)
 integration_create(owner=owner, type="WEBHOOK", config={"url": "https://hooks.example.com/in"})
 submission = submission_create(form=form, data=[["name", "Ada"], ["email", "ada@example.com"]],
                                ip=None, user_agent="", origin="")
-delivery = Delivery.objects.get(submission=submission)
+delivery = Delivery.objects.get(submission=submission, integration__type="WEBHOOK")
 Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.FAILED, attempts=8,
                                                last_error="HTTP 500")
 _, key = api_key_create(owner=owner, name="schema", forms=[str(form.pk)])

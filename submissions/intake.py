@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError
 
+from config import metrics
 from config.errors import ServiceError
 from config.ids import new_id
 from files.receiving import Received, receiving
@@ -151,6 +152,7 @@ def _run(
         raise
     if checked is None:
         ticket.release()
+        metrics.submission("honeypot")
         return False
     with files_stored(form=form, received=getattr(read_fields, "uploads", None),
                       submission_id=submission_id):
@@ -195,7 +197,9 @@ def _store(
     stored: dict[str, Any] = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
               "user_agent": visit.user_agent, "submission_id": submission_id}
     if not form.spam_filter:
-        return submission_create(**stored, ticket=ticket)
+        created = submission_create(**stored, ticket=ticket)
+        metrics.submission("inbox")
+        return created
     ip = visit.ip or ""
     verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip,
                          duplicate=ticket.duplicate)
@@ -204,8 +208,12 @@ def _store(
     try:
         if verdict.held:
             ticket.release()  # a held submission is not counted
-            return submission_hold(**stored, verdict=verdict.as_json())
-        return submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
+            held = submission_hold(**stored, verdict=verdict.as_json())
+            metrics.submission("spam")
+            return held
+        created = submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
+        metrics.submission("inbox")
+        return created
     except BaseException:
         spam.forget(form.pk, data, ip)
         raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 from accounts.services import revoked_tokens_purge, sign_up_attempts_purge
 from forms_app.models import Form
 from integrations.kinds.email import autoresponse
+from integrations.kinds.owner_email import digest
 from submissions import folders, idempotency
 from submissions.services import retention_purge, spam_purge
 
@@ -24,6 +25,7 @@ def purge() -> dict[str, int]:
         "revoked_tokens": revoked_tokens_purge(),
         "sign_up_attempts": sign_up_attempts_purge(),
         "autoresponse_marks": autoresponse.expired_purge(),
+        "owner_digest_hours": digest.expired_purge(),
     }
     folders.advance_all(list(Form.objects.values_list("pk", flat=True)))
     return went

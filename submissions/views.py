@@ -15,6 +15,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from config import metrics
 from config.errors import ServiceError, database_unavailable, default_error, json_error
 from forms_app import form_cache
 from forms_app.models import Form
@@ -89,9 +90,11 @@ class SubmitView(APIView):
                     raise intake.form_not_found() from None
                 submission_id = intake.accept(visit, form, body)
         except ServiceError as error:
+            metrics.submission("rejected")
             return Responder(visit, form).error(error)
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
+            metrics.submission("error")
             return Responder(visit, form).error(database_unavailable())
         except IntegrityError:
             # The form was deleted while the submission was being stored: its foreign key.

@@ -191,9 +191,11 @@ def is_postgres() -> bool:
 
 @pytest.fixture
 def form(user):
+    """A form whose owner is not emailed each submission, so a test of other deliveries sees
+    only those (tests/integrations/test_owner_email.py turns it on)."""
     from forms_app.services import form_create
 
-    return form_create(owner=user, name="Contact")
+    return form_create(owner=user, name="Contact", notify_owner=False)
 
 
 @pytest.fixture

@@ -86,7 +86,7 @@ def test_another_owners_submission_and_deliveries_are_404(owner, form, db):
     stranger = make_user("stranger@example.com")
     from forms_app.services import form_create
 
-    theirs = form_create(owner=stranger, name="Theirs")
+    theirs = form_create(owner=stranger, name="Theirs", notify_owner=False)
     webhook(stranger, "x")
     submission = add_submission(theirs, {"name": "Eve"})
     delivery = Delivery.objects.get(submission=submission)

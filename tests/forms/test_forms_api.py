@@ -32,6 +32,8 @@ def test_create_form_returns_full_object(owner_api, settings):
         "spamFilter": "on",
         "blockedWords": [],
         "retentionDays": None,
+        "fileUploads": None,
+        "notifyOwner": True,
         "recaptchaEnabled": False,
         "submissionCount": 0,
         "spamCount": 0,

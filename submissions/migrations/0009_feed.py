@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("submissions", "0006_search"),
+        ("submissions", "0008_sqlite_stamp_order"),
     ]
 
     operations = [

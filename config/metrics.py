@@ -1,0 +1,42 @@
+"""The service's Prometheus metrics, counted where things happen.
+
+Web and worker processes are many (gunicorn's, Celery's), so every process counts in a file of
+its own under PROMETHEUS_MULTIPROC_DIR (settings: METRICS_DIR) and a scrape adds the files up
+(prometheus-client's multiprocess mode). Counting is a write to memory-mapped file: the
+submission path pays microseconds, and no database or Redis round trip. What the database
+knows at any moment (the outbox's backlog) is read at scrape time instead
+(operations/metrics.py).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+submissions = Counter(
+    "formflow_submissions",
+    "Public submissions by outcome: inbox, spam (held), honeypot (dropped), rejected (a 4xx), "
+    "error (the database was away)",
+    ["outcome"],
+)
+deliveries = Counter(
+    "formflow_deliveries",
+    "Delivery attempts by integration kind and outcome (delivered or failed)",
+    ["kind", "outcome"],
+)
+delivery_seconds = Histogram(
+    "formflow_delivery_seconds",
+    "From a submission to its delivery, for each delivered submission event",
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400),
+)
+
+
+# Bound once: the submission path pays only the increment (a few microseconds), and every
+# outcome is in the scrape from the start, at 0.
+_SUBMISSION_OUTCOMES = {
+    outcome: submissions.labels(outcome)
+    for outcome in ("inbox", "spam", "honeypot", "rejected", "error")
+}
+
+
+def submission(outcome: str) -> None:
+    _SUBMISSION_OUTCOMES[outcome].inc()
