@@ -555,7 +555,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
 
 
 def _owned_integration(request: HttpRequest, integration_id: str) -> Integration:
-    return get_object_or_404(Integration, pk=integration_id, owner=request.user)
+    return get_object_or_404(Integration, pk=integration_id, owner=request.user, hook=False)
 
 
 @login_required

@@ -2,21 +2,20 @@
 
 from django.db.models import Count, Max, Q, QuerySet
 
-from integrations.models import Delivery, DeliveryState, Integration
+from integrations.models import TEST, Delivery, DeliveryState, Integration
 
 
 def failed_deliveries_count() -> Count:
-    """Annotation: an integration's submission deliveries that gave up (tests are not counted)."""
+    """Annotation: an integration's event deliveries that gave up (tests are not counted)."""
     return Count(
         "deliveries",
-        filter=Q(deliveries__state=DeliveryState.FAILED, deliveries__submission__isnull=False),
+        filter=Q(deliveries__state=DeliveryState.FAILED) & ~Q(deliveries__event_type=TEST),
     )
 
 
 def failed_deliveries_of(integration: Integration) -> int:
-    return integration.deliveries.filter(
-        state=DeliveryState.FAILED, submission__isnull=False
-    ).count()
+    return integration.deliveries.filter(state=DeliveryState.FAILED).exclude(
+        event_type=TEST).count()
 
 
 
@@ -39,7 +38,7 @@ def integrations_of(owner) -> QuerySet[Integration]:
     """An account's integrations, newest first, each with its form and its count of failed
     deliveries (``failed``)."""
     return (
-        Integration.objects.filter(owner=owner)
+        Integration.objects.filter(owner=owner, hook=False)
         .select_related("form")
         .annotate(failed=failed_deliveries_count())
         .order_by("-created_at")
@@ -60,7 +59,8 @@ def health_by_form(owner, form_ids: list) -> dict:
     """For each form, the health of the enabled integrations that receive its submissions
     (its own and the account's): "failing", "never_run" or "healthy"; None if there are none."""
     rows = list(
-        Integration.objects.filter(owner=owner, enabled=True).values_list("form_id", "status")
+        Integration.objects.filter(owner=owner, enabled=True, hook=False)
+        .values_list("form_id", "status")
     )
     health = {}
     for form_id in form_ids:

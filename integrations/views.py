@@ -25,7 +25,8 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
     serializer_class = IntegrationSerializer
 
     def get_queryset(self):
-        return Integration.objects.filter(owner=self.request.user).order_by("-created_at")
+        return Integration.objects.filter(owner=self.request.user, hook=False).order_by(
+            "-created_at")
 
     def _input(self, serializer_class) -> dict:
         serializer = serializer_class(data=self.request.data)

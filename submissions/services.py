@@ -16,6 +16,7 @@ from config import clock
 from config.dbtime import DatabaseNow
 from config.ids import new_id
 from forms_app.models import Form
+from integrations import announce
 from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
 from submissions import admission, field_names, folders, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
@@ -173,8 +174,12 @@ def submission_rescue(*, submission: Submission) -> Submission:
 def was_counted(submission: Submission) -> bool:
     """Whether the submission has been in the inbox (and so counted toward the month): the
     filter held it on arrival only if its verdict has reasons, and a rescue sets received_at."""
-    held_on_arrival = bool((submission.spam or {}).get("reasons"))
-    return not held_on_arrival or submission.received_at is not None
+    return _has_been_in_inbox(submission.spam, submission.received_at)
+
+
+def _has_been_in_inbox(verdict: dict[str, Any] | None, received_at) -> bool:
+    held_on_arrival = bool((verdict or {}).get("reasons"))
+    return not held_on_arrival or received_at is not None
 
 
 def submission_mark_spam(*, submission: Submission) -> Submission:
@@ -186,6 +191,8 @@ def submission_mark_spam(*, submission: Submission) -> Submission:
             Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
             changes.left(Status.INBOX, stamp)
             changes.entered(Status.SPAM, stamp)
+            if announce.went_out(submission.pk):
+                announce.submission_marked_spam(submission.form, submission.pk)
         deliveries_drop_pending(submission_id=submission.pk)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
@@ -267,12 +274,19 @@ def _delete_in_batches(rows, batch: int, still: Q | None = None) -> int:
 
 def _delete(form_id, chosen) -> int:
     """Delete the ``chosen`` rows of one form (with their deliveries), correcting its folder
-    counts; how many went."""
+    counts, and announce ``submission.deleted`` for each that downstream may hold (it has
+    been in the inbox); how many went. Every deletion comes here: the owner's, retention,
+    the spam purge, an erasure."""
     with _sqlite_writer(), folders.changing(form_id) as changes:
-        locked = list(chosen.select_for_update().values_list("pk", "status", "submitted_at"))
-        for _, status, stamp in locked:
+        locked = list(chosen.select_for_update().values_list(
+            "pk", "status", "submitted_at", "spam", "received_at"))
+        for _, status, stamp, _, _ in locked:
             changes.left(status, stamp)
-        gone = Submission.objects.filter(pk__in=[pk for pk, _, _ in locked]).delete()[1]
+        ids = [row[0] for row in locked]
+        gone = Submission.objects.filter(pk__in=ids).delete()[1]
+        known = [row[0] for row in locked if _has_been_in_inbox(row[3], row[4])]
+        if known:
+            announce.submissions_deleted(Form.objects.get(pk=form_id), known)
     return gone.get(Submission._meta.label, 0)
 
 
