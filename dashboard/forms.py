@@ -251,6 +251,12 @@ class ApiKeyForm(forms.Form):
         label="Name", max_length=100,
         widget=forms.TextInput(attrs={"id": "key-name", "placeholder": "Data warehouse sync"}),
     )
+    # Before "forms", which hides the module below it.
+    hooks = forms.BooleanField(
+        label="It may also subscribe to events of these forms (REST hooks: Zapier, Make, n8n)",
+        required=False,
+        widget=forms.CheckboxInput(attrs={"id": "key-hooks"}),
+    )
     forms = forms.MultipleChoiceField(
         label="Forms it may read", widget=forms.CheckboxSelectMultiple,
         error_messages={"required": "Choose at least one form."},

@@ -647,7 +647,8 @@ def api_key_create(request: HttpRequest) -> HttpResponse:
     values = posted.cleaned_data
     try:
         api_key, plain = keys.api_key_create(
-            owner=signed_in(request), name=values["name"], forms=values["forms"])
+            owner=signed_in(request), name=values["name"], forms=values["forms"],
+            scopes=["read", "hooks"] if values["hooks"] else ["read"])
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _keys_page(request, status=400, key_form=posted)

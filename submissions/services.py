@@ -293,3 +293,8 @@ def _delete(form_id, chosen) -> int:
 def submission_delete(*, submission: Submission) -> None:
     """Erase one submission for good (data-subject requests); monthly usage stays counted."""
     _delete(submission.form_id, Submission.objects.filter(pk=submission.pk))
+
+
+def submissions_erase(*, form_id, ids: list) -> int:
+    """Delete the form's submissions ``ids`` as any deletion is (an erasure by address)."""
+    return _delete(form_id, Submission.objects.filter(pk__in=ids))

@@ -52,6 +52,7 @@ def test_create_key_shows_it_once(owner_api, form, user):
         "prefix": key[:14],
         "forms": [str(form.pk)],
         "createdAt": body["createdAt"],
+        "scopes": ["read"],
         "lastUsedAt": None,
         "revokedAt": None,
         "key": key,
