@@ -267,3 +267,12 @@ class ApiKeyForm(forms.Form):
         super().__init__(*args, **kwargs)
         choices = cast(forms.MultipleChoiceField, self.fields["forms"])
         choices.choices = [(str(form.pk), form.name) for form in owned]
+
+
+class ErasureForm(DashboardForm):
+    """The address whose submissions are to be erased, to preview or to confirm."""
+
+    email = forms.EmailField(
+        label="Email address", max_length=320,
+        widget=forms.EmailInput(attrs={"autocomplete": "off", "id": "erasure-email"}),
+    )

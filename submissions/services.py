@@ -187,13 +187,15 @@ def submission_mark_spam(*, submission: Submission) -> Submission:
     made, those still waiting are dropped, and the monthly count is not given back."""
     with _sqlite_writer(), folders.changing(submission.form_id) as changes:
         status, stamp = _held(submission)
+        # Asked before its waiting deliveries are dropped, and announced after.
+        announced = status == Status.INBOX and announce.went_out(submission.pk)
         if status == Status.INBOX:
             Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
             changes.left(Status.INBOX, stamp)
             changes.entered(Status.SPAM, stamp)
-            if announce.went_out(submission.pk):
-                announce.submission_marked_spam(submission.form, submission.pk)
         deliveries_drop_pending(submission_id=submission.pk)
+        if announced:
+            announce.submission_marked_spam(submission.form, submission.pk)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
     return submission
