@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -15,9 +15,16 @@ from forms_app.serializers import StrictSerializer
 from submissions import erasure
 from submissions.models import Erasure
 
+EMAIL = {"type": "string", "format": "email", "maxLength": 320}
+
+
+@extend_schema_field(EMAIL)
+class EmailText(strict.CharField):
+    """Text the service checks as an address, so every problem is under ``email``."""
+
 
 class ErasureInputSerializer(StrictSerializer):
-    email = strict.CharField(max_length=320, help_text="the address to erase, in any case")
+    email = EmailText(max_length=320, help_text="the address to erase, in any case")
 
 
 class ErasureSerializer(serializers.ModelSerializer):
@@ -39,6 +46,9 @@ class ErasurePreviewSerializer(serializers.Serializer):
 
 
 class ErasureViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Erasure by address (dashboard auth only): every submission of the account's forms
+    whose values hold the address is deleted; a receipt keeps the address masked."""
+
     serializer_class = ErasureSerializer
 
     def get_queryset(self):
@@ -64,7 +74,7 @@ class ErasureViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="How many submissions an erasure would delete, and of which forms",
-        parameters=[OpenApiParameter("email", str, required=True)],
+        parameters=[OpenApiParameter("email", EMAIL, required=True)],
         responses={200: ErasurePreviewSerializer},
     )
     @action(detail=False, methods=["get"])

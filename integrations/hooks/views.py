@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from accounts.authentication import JWTCookieOrHeaderAuthentication, signed_in
 from config import strict
-from config.schema import error
+from config.schema import NOT_BLANK, error
 from config.timefmt import TimestampField
 from forms_app.serializers import StrictSerializer
 from integrations.hooks import services
@@ -65,19 +65,35 @@ class NewHookSerializer(HookSerializer):
         return hook.secrets["signingSecret"]
 
 
+class SampleDataSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    formId = serializers.CharField()
+    formSlug = serializers.CharField()
+    formName = serializers.CharField()
+    submittedAt = serializers.DateTimeField()
+    fields = serializers.DictField(help_text="the values by field name, in submitted order")
+
+
 class SampleSerializer(serializers.Serializer):
     """A ``submission.created`` event body, as each delivery carries it."""
 
-    type = serializers.CharField()
-    timestamp = serializers.CharField()
-    data = serializers.DictField()
+    type = serializers.ChoiceField(choices=["submission.created"])
+    timestamp = serializers.DateTimeField()
+    data = SampleDataSerializer()
 
 
-FORM_ID = OpenApiParameter("formId", str, required=True, description="the form's _id or slug")
+FORM_ID = OpenApiParameter(
+    "formId", {"type": "string", "minLength": 1, "maxLength": 100, "pattern": NOT_BLANK},
+    required=True, description="the form's _id or slug",
+)
 
 
 class HookViewSet(KeyRateLimited, mixins.ListModelMixin, mixins.DestroyModelMixin,
                   viewsets.GenericViewSet):
+    """REST hook subscriptions, for an API key with the ``hooks`` scope (a read-only key is
+    403) or the dashboard's session. A key reaches only its own forms and the subscriptions
+    made with it; its requests count against its 60 a minute, with X-RateLimit-* headers."""
+
     authentication_classes = [KeyOrSessionAuthentication, JWTCookieOrHeaderAuthentication]
     serializer_class = HookSerializer
 
@@ -94,6 +110,8 @@ class HookViewSet(KeyRateLimited, mixins.ListModelMixin, mixins.DestroyModelMixi
         return auth if isinstance(auth, ApiKey) else None
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema's generator asks
+            return Integration.objects.none()
         return services.hooks_of(owner=signed_in(self.request), api_key=self.api_key())
 
     @extend_schema(
