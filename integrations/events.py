@@ -4,7 +4,7 @@ button."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from config import clock
 from config.timefmt import iso
@@ -79,8 +79,8 @@ def change_event(event_type: str, form: Form, submission_id) -> dict[str, Any]:
 def event_for(delivery: Delivery) -> dict[str, Any]:
     if delivery.event_type == TEST:
         return test_event(delivery.integration)
-    if delivery.event_type == CREATED:
+    if delivery.event_type == CREATED and delivery.submission is not None:
         return submission_event(delivery.submission)
     if delivery.payload is None:  # a worker's batch loads deliveries without it
         delivery.payload = Delivery.objects.values_list("payload", flat=True).get(pk=delivery.pk)
-    return delivery.payload
+    return cast(dict[str, Any], delivery.payload)

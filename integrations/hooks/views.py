@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -65,21 +70,19 @@ class NewHookSerializer(HookSerializer):
         return hook.secrets["signingSecret"]
 
 
-class SampleDataSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    formId = serializers.CharField()
-    formSlug = serializers.CharField()
-    formName = serializers.CharField()
-    submittedAt = serializers.DateTimeField()
-    fields = serializers.DictField(help_text="the values by field name, in submitted order")
-
-
-class SampleSerializer(serializers.Serializer):
-    """A ``submission.created`` event body, as each delivery carries it."""
-
-    type = serializers.ChoiceField(choices=["submission.created"])
-    timestamp = serializers.DateTimeField()
-    data = SampleDataSerializer()
+# A ``submission.created`` event body, as each delivery carries it.
+SampleSerializer = inline_serializer("HookSample", {
+    "type": serializers.ChoiceField(choices=["submission.created"]),
+    "timestamp": serializers.DateTimeField(),
+    "data": inline_serializer("HookSampleData", {
+        "id": serializers.CharField(),
+        "formId": serializers.CharField(),
+        "formSlug": serializers.CharField(),
+        "formName": serializers.CharField(),
+        "submittedAt": serializers.DateTimeField(),
+        "fields": serializers.DictField(help_text="the values by field name, in order"),
+    }),
+})
 
 
 FORM_ID = OpenApiParameter(
@@ -149,7 +152,7 @@ class HookViewSet(KeyRateLimited, mixins.ListModelMixin, mixins.DestroyModelMixi
     @extend_schema(
         summary="The form's 3 newest submissions as submission.created events, newest first",
         parameters=[FORM_ID],
-        responses={200: SampleSerializer(many=True),
+        responses={200: serializers.ListSerializer(child=SampleSerializer),
                    403: error("insufficient_scope: the key lacks the hooks scope"),
                    404: error("form_not_found: no such form, or the key cannot read it"),
                    429: error("rate_limited: the key's requests this minute")},
