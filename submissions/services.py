@@ -15,6 +15,7 @@ from accounts.models import User, current_month
 from config import clock
 from config.dbtime import DatabaseNow
 from config.ids import new_id
+from files.services import delete_files_of
 from forms_app.models import Form
 from integrations import announce
 from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
@@ -289,6 +290,8 @@ def _delete(form_id, chosen) -> int:
         known = [row[0] for row in locked if _has_been_in_inbox(row[3], row[4])]
         if known:
             announce.submissions_deleted(Form.objects.get(pk=form_id), known)
+        # Their files go once the rows are surely gone (files/services.py).
+        transaction.on_commit(lambda: delete_files_of(ids), robust=True)
     return gone.get(Submission._meta.label, 0)
 
 

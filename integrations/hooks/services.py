@@ -67,7 +67,7 @@ def hook_create(
     events = _checked(url, [CREATED] if events is None else events)
     form = reachable_form(owner=owner, api_key=api_key, identifier=form_id)
     # The owner's row orders concurrent subscriptions, so the limit holds under races.
-    User.objects.select_for_update().filter(pk=owner.pk).values_list("pk").get()
+    User.objects.select_for_update(no_key=True).filter(pk=owner.pk).values_list("pk").get()
     if Integration.objects.filter(owner=owner, hook=True).count() >= MAX_HOOKS:
         raise invalid({"hooks": f"An account may have at most {MAX_HOOKS} subscriptions."})
     hook = Integration(
