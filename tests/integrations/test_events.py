@@ -154,6 +154,22 @@ def test_spam_held_on_arrival_and_purged_is_never_announced(
     assert receiver.requests == []
 
 
+def test_the_spam_purge_announces_what_had_been_delivered(
+    public, owner_api, form, subscribers, receiver
+):
+    submission = stored(public, form)
+    owner_api.post(f"/api/v1/forms/{form.pk}/submissions/{submission.pk}/spam")
+    aged(submission, days=31)
+
+    from django.test import TestCase
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        call_command("purge", stdout=open("/dev/null", "w"))  # noqa: SIM115
+
+    assert not Submission.objects.exists()
+    assert_one_signed_deletion(receiver, subscribers, form, submission.pk)
+
+
 def test_marking_a_delivered_submission_spam_announces_it(
     public, owner_api, form, subscribers, receiver
 ):

@@ -203,3 +203,13 @@ def test_a_hooks_key_still_reads_the_pull_api(api, owner_api, form):
 
     assert api.get("/api/v1/submissions", {"formId": str(form.pk)}).status_code == 200
     assert api.get(API_KEYS).status_code == 401
+
+
+def test_createapikey_takes_the_hooks_scope(user, form, capsys):
+    call_command("createapikey", "--user", "owner@example.com", "--name", "zap", "--form",
+                 form.slug, "--scope", "hooks")
+    call_command("createapikey", "--user", "owner@example.com", "--name", "sync", "--form",
+                 form.slug)
+
+    assert dict(ApiKey.objects.values_list("name", "scopes")) == {
+        "zap": "read hooks", "sync": "read"}
