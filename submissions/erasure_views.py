@@ -51,6 +51,11 @@ class ErasureViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     serializer_class = ErasureSerializer
 
+    def finalize_response(self, request: Request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Cache-Control"] = "no-store"  # who was erased, and where
+        return response
+
     def get_queryset(self):
         return erasure.erasures_of(signed_in(self.request))
 

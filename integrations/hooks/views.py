@@ -108,6 +108,11 @@ class HookViewSet(KeyRateLimited, mixins.ListModelMixin, mixins.DestroyModelMixi
             if HOOKS not in api_key.scope_list:
                 raise services.missing_scope()
 
+    def finalize_response(self, request: Request, response, *args: Any, **kwargs: Any):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Cache-Control"] = "no-store"  # a signing secret, submissions in the sample
+        return response
+
     def api_key(self) -> ApiKey | None:
         auth = self.request.auth
         return auth if isinstance(auth, ApiKey) else None

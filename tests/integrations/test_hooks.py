@@ -59,6 +59,7 @@ def test_a_hooks_key_subscribes_and_sees_the_secret_once(zapier, form):
         "signingSecret": hook.secrets["signingSecret"],
     }
     assert re.fullmatch(r"whsec_[A-Za-z0-9+/=]+", body["signingSecret"])
+    assert response["Cache-Control"] == "no-store"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", body["createdAt"])
     listed = zapier.get(HOOKS)
     assert listed.status_code == 200
