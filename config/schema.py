@@ -185,6 +185,8 @@ TAGS = (
     ("/api/v1/forms", "forms"),
     ("/api/v1/integrations", "integrations"),
     ("/api/v1/deliveries", "integrations"),
+    ("/api/v1/hooks", "hooks"),
+    ("/api/v1/erasures", "erasures"),
     ("/api/v1/api-keys", "api-keys"),
     ("/api/v1/submissions", "pull"),
 )

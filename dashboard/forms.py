@@ -259,6 +259,12 @@ class ApiKeyForm(forms.Form):
         label="Name", max_length=100,
         widget=forms.TextInput(attrs={"id": "key-name", "placeholder": "Data warehouse sync"}),
     )
+    # Before "forms", which hides the module below it.
+    hooks = forms.BooleanField(
+        label="It may also subscribe to events of these forms (REST hooks: Zapier, Make, n8n)",
+        required=False,
+        widget=forms.CheckboxInput(attrs={"id": "key-hooks"}),
+    )
     forms = forms.MultipleChoiceField(
         label="Forms it may read", widget=forms.CheckboxSelectMultiple,
         error_messages={"required": "Choose at least one form."},
@@ -269,3 +275,12 @@ class ApiKeyForm(forms.Form):
         super().__init__(*args, **kwargs)
         choices = cast(forms.MultipleChoiceField, self.fields["forms"])
         choices.choices = [(str(form.pk), form.name) for form in owned]
+
+
+class ErasureForm(DashboardForm):
+    """The address whose submissions are to be erased, to preview or to confirm."""
+
+    email = forms.EmailField(
+        label="Email address", max_length=320,
+        widget=forms.EmailInput(attrs={"autocomplete": "off", "id": "erasure-email"}),
+    )

@@ -35,6 +35,7 @@ from dashboard.forms import (
     ChangePasswordForm,
     DeleteSubmissionForm,
     EmailForm,
+    ErasureForm,
     FormSettingsForm,
     LoginForm,
     MarkForm,
@@ -59,7 +60,7 @@ from integrations.serializers import public_config
 from pullapi import selectors as key_selectors
 from pullapi import services as keys
 from pullapi.models import ApiKey
-from submissions import export
+from submissions import erasure, export
 from submissions.representation import submission_json
 from submissions.selectors import activity as submission_activity
 from submissions.selectors import search_page, submission_of, submissions_page
@@ -562,7 +563,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
 
 
 def _owned_integration(request: HttpRequest, integration_id: str) -> Integration:
-    return get_object_or_404(Integration, pk=integration_id, owner=request.user)
+    return get_object_or_404(Integration, pk=integration_id, owner=request.user, hook=False)
 
 
 @login_required
@@ -654,7 +655,8 @@ def api_key_create(request: HttpRequest) -> HttpResponse:
     values = posted.cleaned_data
     try:
         api_key, plain = keys.api_key_create(
-            owner=signed_in(request), name=values["name"], forms=values["forms"])
+            owner=signed_in(request), name=values["name"], forms=values["forms"],
+            scopes=["read", "hooks"] if values["hooks"] else ["read"])
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _keys_page(request, status=400, key_form=posted)
@@ -669,3 +671,52 @@ def api_key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
     keys.api_key_revoke(api_key=api_key)
     messages.success(request, f"API key “{api_key.name}” revoked.")
     return redirect("dashboard:api-keys")
+
+
+# --- Erasure by address ---------------------------------------------------------------------
+
+
+def _erasure_page(request: HttpRequest, form: ErasureForm, status: int = 200,
+                  preview: dict[str, Any] | None = None) -> HttpResponse:
+    owner = signed_in(request)
+    if preview is not None:
+        names = {str(pk): name for pk, name in owner.forms.values_list("pk", "name")}
+        preview["form_names"] = [names[form_id] for form_id in preview["forms"]]
+    context = {"form": form, "preview": preview, "receipts": erasure.erasures_of(owner)[:50],
+               "section": "account"}
+    return render(request, "dashboard/erasure.html", context, status=status)
+
+
+@login_required
+def erasure_page(request: HttpRequest) -> HttpResponse:
+    """GET: the form, and with ``?email=`` what an erasure would delete (nothing is deleted
+    until the confirmation is posted)."""
+    if "email" not in request.GET:
+        return _erasure_page(request, ErasureForm())
+    form = ErasureForm(request.GET)
+    if not form.is_valid():
+        return _erasure_page(request, form, status=400)
+    try:
+        preview = erasure.erasure_preview(owner=signed_in(request),
+                                          email=form.cleaned_data["email"])
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        return _erasure_page(request, form, status=error.status_code)
+    return _erasure_page(request, form, preview=preview)
+
+
+@login_required
+@require_POST
+def erasure_confirm(request: HttpRequest) -> HttpResponse:
+    form = ErasureForm(request.POST)
+    if not form.is_valid():
+        return _erasure_page(request, form, status=400)
+    try:
+        receipt = erasure.erasure_create(owner=signed_in(request),
+                                         email=form.cleaned_data["email"])
+    except ServiceError as error:
+        messages.error(request, f"Nothing was erased. {_error_text(error)}")
+        return _erasure_page(request, form, status=error.status_code)
+    messages.success(request, f"Erased {receipt.submissions} submissions holding "
+                              f"{receipt.email_hint}.")
+    return redirect("dashboard:erasure")

@@ -35,9 +35,10 @@ class DeliveryAttemptInline(ReadOnlyInline):
 
 @admin.register(Integration)
 class IntegrationAdmin(ChangedFieldsOnlyAdmin):
-    list_display = ["id", "type", "owner", "form", "enabled", "status", "last_run_at", "last_error"]
+    list_display = ["id", "type", "hook", "owner", "form", "enabled", "status", "last_run_at",
+                    "last_error"]
     list_select_related = ["owner", "form"]
-    list_filter = ["type", "enabled", "status"]
+    list_filter = ["type", "hook", "enabled", "status"]
     search_fields = ["id", "owner__email", "form__slug"]
     readonly_fields = [
         "id",

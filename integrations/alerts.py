@@ -23,7 +23,11 @@ QUIET_FOR = timedelta(hours=24)
 
 def failed_for_good(integration: Integration, *, form_name: str, error: str | None,
                     disabled: bool) -> bool:
-    """Queue the owner's alert unless one went out for this integration in the last 24 h."""
+    """Queue the owner's alert unless one went out for this integration in the last 24 h.
+
+    A REST hook answered 410 is not a failure: its subscriber has gone and it is deleted."""
+    if integration.hook and disabled:
+        return False
     now = clock.now()
     due = Q(alerted_at__isnull=True) | Q(alerted_at__lt=now - QUIET_FOR)
     if not Integration.objects.filter(due, pk=integration.pk).update(alerted_at=now):

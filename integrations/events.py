@@ -1,13 +1,16 @@
-"""The events integrations receive: a stored submission, or a sample for the test button."""
+"""The events integrations receive: a stored submission, the change of one (deleted, marked
+spam: kept whole in the delivery, since the submission may be gone), or a sample for the test
+button."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from config import clock
 from config.timefmt import iso
 from files.selectors import files_of, shown
-from integrations.models import Delivery, Integration
+from forms_app.models import Form
+from integrations.models import CREATED, TEST, Delivery, Integration
 from submissions.models import Submission
 
 SAMPLE_FIELDS = [
@@ -20,7 +23,7 @@ SAMPLE_FIELDS = [
 def submission_event(submission: Submission) -> dict[str, Any]:
     form = submission.form
     return {
-        "type": "submission.created",
+        "type": CREATED,
         "timestamp": iso(submission.submitted_at),
         "data": {
             "id": str(submission.pk),
@@ -46,7 +49,7 @@ def test_event(integration: Integration) -> dict[str, Any]:
     form = integration.form
     now = iso(clock.now())
     return {
-        "type": "integration.test",
+        "type": TEST,
         "timestamp": now,
         "data": {
             "id": "test",
@@ -59,7 +62,25 @@ def test_event(integration: Integration) -> dict[str, Any]:
     }
 
 
+def change_event(event_type: str, form: Form, submission_id) -> dict[str, Any]:
+    """A submission's deletion or spam mark: who it was, never what it held."""
+    return {
+        "type": event_type,
+        "timestamp": iso(clock.now()),
+        "data": {
+            "id": str(submission_id),
+            "formId": str(form.pk),
+            "formSlug": form.slug,
+            "formName": form.name,
+        },
+    }
+
+
 def event_for(delivery: Delivery) -> dict[str, Any]:
-    if delivery.submission is None:
+    if delivery.event_type == TEST:
         return test_event(delivery.integration)
-    return submission_event(delivery.submission)
+    if delivery.event_type == CREATED and delivery.submission is not None:
+        return submission_event(delivery.submission)
+    if delivery.payload is None:  # a worker's batch loads deliveries without it
+        delivery.payload = Delivery.objects.values_list("payload", flat=True).get(pk=delivery.pk)
+    return cast(dict[str, Any], delivery.payload)

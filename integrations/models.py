@@ -9,7 +9,15 @@ from django.db import models
 from config import crypto
 from config.ids import IdField
 from forms_app.models import Form
+from pullapi.models import ApiKey
 from submissions.models import Submission
+
+# The events an integration can receive (contract, "Event subscriptions and erasure").
+CREATED = "submission.created"
+DELETED = "submission.deleted"
+SPAM = "submission.spam"
+EVENT_TYPES = (CREATED, DELETED, SPAM)
+TEST = "integration.test"
 
 
 class Health(models.TextChoices):
@@ -39,6 +47,15 @@ class Integration(models.Model):
     last_error = models.CharField(max_length=500, null=True, blank=True)
     # When the owner was last told it failed for good (integrations/alerts.py): one alert a day.
     alerted_at = models.DateTimeField(null=True, blank=True)
+    # The events it receives, space-separated, so the outbox's SQL can pick the receivers of
+    # an event with LIKE (no name is part of another); a WEBHOOK's config.events says the same.
+    events = models.CharField(max_length=200, default=CREATED)
+    # A REST hook subscription (POST /api/v1/hooks): made by Zapier, Make or n8n, not listed
+    # among the integrations, deleted by a 410 or with the key that made it.
+    hook = models.BooleanField(default=False)
+    api_key = models.ForeignKey(
+        ApiKey, on_delete=models.CASCADE, null=True, blank=True, related_name="hooks"
+    )
 
     class Meta:
         indexes = [models.Index(fields=["owner", "enabled"])]
@@ -61,6 +78,10 @@ class Integration(models.Model):
     def set_secrets(self, values: dict[str, Any]) -> None:
         self.secrets_encrypted = crypto.encrypt(json.dumps(values)) if values else ""
 
+    @property
+    def event_list(self) -> list[str]:
+        return self.events.split()
+
 
 class DeliveryState(models.TextChoices):
     PENDING = "pending"
@@ -79,7 +100,10 @@ class Delivery(models.Model):
     submission = models.ForeignKey(
         Submission, on_delete=models.CASCADE, null=True, blank=True, related_name="deliveries"
     )
-    event_type = models.CharField(max_length=40, default="submission.created")
+    event_type = models.CharField(max_length=40, default=CREATED)
+    # The whole event body, for events whose submission may be gone when it is sent
+    # (submission.deleted, submission.spam): ids and names only, never field values.
+    payload = models.JSONField(null=True, blank=True)
     state = models.CharField(
         max_length=20, choices=DeliveryState.choices, default=DeliveryState.PENDING
     )

@@ -36,6 +36,8 @@ from config.errors import ServiceError, default_error
 from forms_app.models import Form
 from integrations import alerts, events, nudge, transports
 from integrations.models import (
+    CREATED,
+    TEST,
     Delivery,
     DeliveryAttempt,
     DeliveryState,
@@ -69,7 +71,7 @@ def deliveries_insert(
         "event_type, state, attempts, next_attempt_at, queued_at, created_at) "
         f"SELECT {uuid_sql}, i.id, %s, %s, %s, 0, %s, %s, %s "
         f"FROM {Integration._meta.db_table} i WHERE i.owner_id = %s AND i.enabled = %s "
-        "AND (i.form_id IS NULL OR i.form_id = %s)"
+        "AND (i.form_id IS NULL OR i.form_id = %s) AND i.events LIKE %s"
     )
     if missing_only:
         sql += (
@@ -79,7 +81,7 @@ def deliveries_insert(
     sql += " RETURNING id"
     params = [
         rawsql.db_id(Submission, submission_id),
-        "submission.created",
+        CREATED,
         DeliveryState.PENDING,
         now,
         now,
@@ -87,6 +89,7 @@ def deliveries_insert(
         rawsql.db_id(User, owner_id),
         True,
         rawsql.db_id(Form, form_id),
+        f"%{CREATED}%",  # those that receive it (Integration.events)
     ]
     if missing_only:
         params.append(rawsql.db_id(Submission, submission_id))
@@ -507,7 +510,7 @@ def delivery_run(delivery_id) -> Delivery | None:
 
 
 def _disabled(delivery: Delivery) -> bool:
-    return not delivery.integration.enabled and delivery.submission_id is not None
+    return not delivery.integration.enabled and delivery.event_type != TEST
 
 
 def _after_attempt(delivery: Delivery) -> None:
@@ -551,7 +554,7 @@ def _record(
 ) -> Delivery:
     """Record one attempt, fenced by the delivery's claim: the row's new state first, and
     the attempt, the integration's health and any alert only if this claim still holds it."""
-    is_test = delivery.submission_id is None
+    is_test = delivery.event_type == TEST
     delay = (
         None
         if (outcome.ok or outcome.permanent or is_test)
@@ -608,6 +611,8 @@ def _update_integration(integration: Integration, outcome: transports.Outcome, a
     changes: dict[str, Any] = {}
     if outcome.disable:
         changes["enabled"] = False
+        if integration.hook:  # a subscription whose target is gone ends (contract)
+            transaction.on_commit(lambda: Integration.objects.filter(pk=integration.pk).delete())
     if outcome.secrets is not None:
         integration.set_secrets({**integration.secrets, **outcome.secrets})
         changes["secrets_encrypted"] = integration.secrets_encrypted
@@ -616,6 +621,8 @@ def _update_integration(integration: Integration, outcome: transports.Outcome, a
 
 
 def _form_name(delivery: Delivery) -> str:
+    if delivery.payload is not None:  # the event of a change, its submission perhaps gone
+        return delivery.payload["data"]["formName"]
     return delivery.submission.form.name if delivery.submission else ""
 
 
@@ -692,8 +699,8 @@ def deliveries_retry(
     once. Enabling the integration first makes them retryable.
     """
     rows = Delivery.objects.filter(
-        state=DeliveryState.FAILED, submission__isnull=False, integration__enabled=True
-    )
+        state=DeliveryState.FAILED, integration__enabled=True
+    ).exclude(event_type=TEST)
     if integration_id is not None:
         rows = rows.filter(integration_id=integration_id)
     if form is not None:

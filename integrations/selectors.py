@@ -3,21 +3,20 @@
 from django.db.models import Count, Max, Q, QuerySet
 
 from integrations import kinds
-from integrations.models import Delivery, DeliveryState, Integration
+from integrations.models import TEST, Delivery, DeliveryState, Integration
 
 
 def failed_deliveries_count() -> Count:
-    """Annotation: an integration's submission deliveries that gave up (tests are not counted)."""
+    """Annotation: an integration's event deliveries that gave up (tests are not counted)."""
     return Count(
         "deliveries",
-        filter=Q(deliveries__state=DeliveryState.FAILED, deliveries__submission__isnull=False),
+        filter=Q(deliveries__state=DeliveryState.FAILED) & ~Q(deliveries__event_type=TEST),
     )
 
 
 def failed_deliveries_of(integration: Integration) -> int:
-    return integration.deliveries.filter(
-        state=DeliveryState.FAILED, submission__isnull=False
-    ).count()
+    return integration.deliveries.filter(state=DeliveryState.FAILED).exclude(
+        event_type=TEST).count()
 
 
 
@@ -38,8 +37,10 @@ def delivers(submission, delivery_id) -> bool:
 
 def listed(owner) -> QuerySet[Integration]:
     """The integrations an owner added: not the built-in ones every form has (its owner's
-    notification email), which the form's settings turn on and off."""
-    return Integration.objects.filter(owner=owner).exclude(type__in=list(kinds.BUILT_IN))
+    notification email), which the form's settings turn on and off, nor the subscriptions made
+    through the hooks API (hooks/)."""
+    return Integration.objects.filter(owner=owner, hook=False).exclude(
+        type__in=list(kinds.BUILT_IN))
 
 
 def integrations_of(owner) -> QuerySet[Integration]:

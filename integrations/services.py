@@ -16,6 +16,7 @@ from integrations import kinds, selectors
 from integrations.clients import http as http_client
 from integrations.kinds import google_sheets
 from integrations.models import (
+    CREATED,
     Delivery,
     DeliveryState,
     Integration,
@@ -53,11 +54,17 @@ def integration_create(
     _check_room_for_one_more(owner)
     public, secrets = split_config(kind, config)
     integration = Integration(
-        owner=owner, type=type, config=public, form=_owned_form(owner, form_id)
+        owner=owner, type=type, config=public, form=_owned_form(owner, form_id),
+        events=events_column(public),
     )
     integration.set_secrets({**secrets, **kind.generated()})
     integration.save()
     return integration
+
+
+def events_column(config: dict[str, Any]) -> str:
+    """Integration.events from a config: what it lists, else submission.created alone."""
+    return " ".join(config.get("events", [CREATED]))
 
 
 MAX_INTEGRATIONS = 20
@@ -100,8 +107,9 @@ def integration_update(
         current = {k: v for k, v in integration.secrets.items() if k not in generated}
         public, secrets = split_config(kind, {**integration.config, **current, **config})
         integration.config = public
+        integration.events = events_column(public)
         integration.set_secrets({**secrets, **generated})
-        changed += ["config", "secrets_encrypted"]
+        changed += ["config", "secrets_encrypted", "events"]
     if form_id is not UNSET:
         integration.form = _owned_form(integration.owner, form_id)
         changed.append("form")

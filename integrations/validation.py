@@ -16,6 +16,7 @@ from urllib3.util import parse_url
 
 from config.errors import ServiceError
 from integrations.clients import http
+from integrations.models import EVENT_TYPES
 
 if TYPE_CHECKING:
     from integrations.kinds.base import Kind
@@ -89,10 +90,24 @@ def url_errors(config: dict[str, Any], key: str, missing: str) -> dict[str, str]
     return {}
 
 
+def event_errors(events: Any, name: str) -> dict[str, str]:
+    """A list of event names to receive: at least one, each known, none twice."""
+    choose = f"Choose among {', '.join(EVENT_TYPES)}."
+    if not isinstance(events, list) or not events:
+        return {name: f"Give a list of at least one event. {choose}"}
+    if any(not isinstance(event, str) or event not in EVENT_TYPES for event in events):
+        return {name: f"Unknown event. {choose}"}
+    if len(set(events)) != len(events):
+        return {name: "An event is listed twice."}
+    return {}
+
+
 def split_config(kind: Kind, config: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Validate a full config for ``kind``: (public part, secret part)."""
+    """Validate a full config for ``kind``, its defaults filled in: (public part, secret
+    part)."""
     if not isinstance(config, dict):
         raise invalid({"config": "The config must be an object."})
+    config = {**kind.defaults, **config}
     given = kind.generated_keys & set(config)
     if given:
         raise invalid({f"config.{key}": "It is generated; it cannot be set." for key in given})

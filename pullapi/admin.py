@@ -7,11 +7,13 @@ from pullapi.models import ApiKey
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "owner", "created_at", "last_used_at", "revoked_at"]
+    list_display = ["name", "prefix", "owner", "scopes", "created_at", "last_used_at",
+                    "revoked_at"]
     list_select_related = ["owner"]
     list_filter = ["revoked_at", "created_at"]
     search_fields = ["name", "prefix", "owner__email"]
-    readonly_fields = ["id", "owner", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["id", "owner", "prefix", "scopes", "created_at", "last_used_at",
+                       "revoked_at"]
     exclude = ["key_hash"]
     filter_horizontal = ["forms"]
     actions = ["revoke_keys"]

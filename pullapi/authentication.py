@@ -7,6 +7,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from accounts.models import User
+from pullapi.keys import PREFIX
 from pullapi.models import ApiKey
 from pullapi.services import api_key_for
 
@@ -28,3 +29,14 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="pull-api"'
+
+
+class KeyOrSessionAuthentication(ApiKeyAuthentication):
+    """An API key when the bearer token is one; anything else is left to the dashboard's
+    authentication, listed after this one (the REST hook endpoints take both)."""
+
+    def authenticate(self, request: Request) -> tuple[User, ApiKey] | None:
+        parts = request.META.get("HTTP_AUTHORIZATION", "").split()
+        if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1].startswith(PREFIX):
+            return None
+        return super().authenticate(request)

@@ -6,9 +6,14 @@ from django.db import models
 from config.ids import IdField
 from forms_app.models import Form
 
+READ = "read"
+HOOKS = "hooks"
+SCOPES = (READ, HOOKS)
+
 
 class ApiKey(models.Model):
-    """A read-only key for the pull API. Only its SHA-256 is stored, never the key."""
+    """A key for the pull API (scope ``read``) and, with scope ``hooks``, for REST hook
+    subscriptions. Only its SHA-256 is stored, never the key."""
 
     id = IdField()
     owner = models.ForeignKey(
@@ -21,6 +26,8 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Space-separated, in SCOPES order; always holds "read".
+    scopes = models.CharField(max_length=100, default=READ)
 
     class Meta:
         verbose_name = "API key"
@@ -32,3 +39,7 @@ class ApiKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def scope_list(self) -> list[str]:
+        return self.scopes.split()

@@ -1,14 +1,25 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config import strict
 from config.timefmt import TimestampField
-from pullapi.models import ApiKey
+from pullapi.models import SCOPES, ApiKey
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string", "enum": list(SCOPES)}})
+class ScopesField(serializers.JSONField):
+    """Checked by the service, so any problem is reported under ``scopes`` itself."""
 
 
 class ApiKeyInputSerializer(serializers.Serializer):
     name = strict.CharField(min_length=1, max_length=100)
     forms = serializers.ListField(
         child=strict.CharField(max_length=100), min_length=1, max_length=500
+    )
+    scopes = ScopesField(
+        required=False,
+        help_text='["read"] (the default: the pull API), or ["read", "hooks"] for a key that '
+        "may also manage REST hook subscriptions (/api/v1/hooks).",
     )
 
 
@@ -18,10 +29,14 @@ class ApiKeySerializer(serializers.ModelSerializer):
     createdAt = TimestampField(source="created_at")
     lastUsedAt = TimestampField(source="last_used_at", allow_null=True)
     revokedAt = TimestampField(source="revoked_at", allow_null=True)
+    scopes = serializers.ListField(
+        source="scope_list", child=serializers.ChoiceField(choices=list(SCOPES))
+    )
 
     class Meta:
         model = ApiKey
-        fields = ["_id", "name", "prefix", "forms", "createdAt", "lastUsedAt", "revokedAt"]
+        fields = ["_id", "name", "prefix", "forms", "scopes", "createdAt", "lastUsedAt",
+                  "revokedAt"]
         read_only_fields = fields
 
     def get_forms(self, api_key: ApiKey) -> list[str]:

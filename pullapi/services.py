@@ -3,6 +3,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
+from typing import Any
 
 from django.core.cache import cache
 from django.db import transaction
@@ -13,7 +14,7 @@ from config.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from pullapi import keys
-from pullapi.models import ApiKey
+from pullapi.models import READ, SCOPES, ApiKey
 
 LAST_USED_RESOLUTION_SECONDS = 60
 
@@ -33,26 +34,45 @@ def _owned_forms(owner: User, identifiers: list[str]) -> list[Form]:
     return forms
 
 
+def _scopes(asked: Any) -> str:
+    """The key's scopes in their fixed order: ``read`` always, ``hooks`` when asked for."""
+    if not isinstance(asked, list) or any(scope not in SCOPES for scope in asked):
+        raise ServiceError(
+            "validation_error",
+            "Some fields are not valid.",
+            details={"scopes": f"Give a list of scopes among {', '.join(SCOPES)}."},
+        )
+    return " ".join(scope for scope in SCOPES if scope == READ or scope in asked)
+
+
 @transaction.atomic
-def api_key_create(*, owner: User, name: str, forms: list[str]) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, owner: User, name: str, forms: list[str], scopes: Any = (READ,)
+) -> tuple[ApiKey, str]:
     """Create a key and return it with its plain value, which is never available again."""
+    granted = _scopes(list(scopes) if isinstance(scopes, tuple) else scopes)
     allowed = _owned_forms(owner, forms)
     plain = keys.generate()
     api_key = ApiKey.objects.create(
-        owner=owner, name=name, prefix=keys.display_prefix(plain), key_hash=keys.digest(plain)
+        owner=owner, name=name, prefix=keys.display_prefix(plain), key_hash=keys.digest(plain),
+        scopes=granted,
     )
     api_key.forms.set(allowed)
     return api_key, plain
 
 
+@transaction.atomic
 def api_key_revoke(*, api_key: ApiKey) -> None:
-    """Revoke at once: the next request with the key is refused (every lookup hits the DB)."""
+    """Revoke at once: the next request with the key is refused (every lookup hits the DB),
+    and the REST hook subscriptions made with it end."""
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
+    api_key.hooks.all().delete()
 
 
 # On every request of a sync.
 LIVE_KEY = rawsql.OwnedRow(
-    ApiKey, {"id", "owner_id", "name", "prefix", "revoked_at"}, {"id", "email", "is_active"},
+    ApiKey, {"id", "owner_id", "name", "prefix", "revoked_at", "scopes"},
+    {"id", "email", "is_active"},
     where="t.key_hash = %s AND t.revoked_at IS NULL",
 )
 

@@ -37,21 +37,11 @@ def form_not_found() -> ServiceError:
     return ServiceError("form_not_found", "No such form, or this key cannot read it.", 404)
 
 
-class PullApiView(APIView):
-    """Read-only, API-key-only, rate limited per key; sends no CORS headers at all."""
+class KeyRateLimited(APIView):
+    """Each request made with an API key counts against the key's minute, and every answer
+    to it says how much is left, errors included."""
 
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [IsAuthenticated]
-    rate_headers = True  # X-RateLimit-* on every answer (config/schema.py documents them)
-
-    @staticmethod
-    def api_key(request: Request) -> ApiKey:
-        """The key that authenticated the request (ApiKeyAuthentication, IsAuthenticated)."""
-        return cast(ApiKey, request.auth)
-
-    def initial(self, request: Request, *args, **kwargs) -> None:
-        super().initial(request, *args, **kwargs)
-        api_key = self.api_key(request)
+    def count_key_request(self, api_key: ApiKey) -> None:
         limit = settings.PULL_REQUESTS_PER_MINUTE
         self.usage = ratelimit.hit("pull", str(api_key.pk), limit)
         if self.usage.exceeded:
@@ -71,6 +61,23 @@ class PullApiView(APIView):
             response["X-RateLimit-Remaining"] = str(usage.remaining)
             response["X-RateLimit-Reset"] = str(usage.reset_at)
         return response
+
+
+class PullApiView(KeyRateLimited):
+    """Read-only, API-key-only, rate limited per key; sends no CORS headers at all."""
+
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [IsAuthenticated]
+    rate_headers = True  # X-RateLimit-* on every answer (config/schema.py documents them)
+
+    @staticmethod
+    def api_key(request: Request) -> ApiKey:
+        """The key that authenticated the request (ApiKeyAuthentication, IsAuthenticated)."""
+        return cast(ApiKey, request.auth)
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        self.count_key_request(self.api_key(request))
 
 
 SubmissionListSchema = inline_serializer(

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from integrations.admin import DeliveryInline
-from submissions.models import Submission
+from submissions.models import Erasure, Submission
 
 
 @admin.register(Submission)
@@ -16,6 +16,24 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Erasure)
+class ErasureAdmin(admin.ModelAdmin):
+    """Receipts of erasures by address: what an operator may show when asked, never the
+    address (only its hash and its last 4 characters are kept)."""
+
+    list_display = ["id", "owner", "email_hint", "submissions", "created_at"]
+    list_select_related = ["owner"]
+    search_fields = ["owner__email", "email_hash"]
+    list_filter = ["created_at"]
+    readonly_fields = ["id", "owner", "email_hint", "email_hash", "submissions", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # an erasure is made by the owner, through the service
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False

@@ -172,3 +172,22 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} → {self.submission_id}"
+
+
+class Erasure(models.Model):
+    """The receipt of an erasure by address (contract, "Event subscriptions and erasure"): the
+    address itself is not kept, only its SHA-256 and its last 4 characters."""
+
+    id = IdField()
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="erasures")
+    email_hash = models.CharField(max_length=64)
+    email_hint = models.CharField(max_length=8)
+    submissions = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "-created_at"], name="erasure_owner_created")]
+
+    def __str__(self) -> str:
+        return f"erasure of {self.email_hint}: {self.submissions} submissions"

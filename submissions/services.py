@@ -15,7 +15,9 @@ from accounts.models import User, current_month
 from config import clock
 from config.dbtime import DatabaseNow
 from config.ids import new_id
+from files.services import delete_files_of
 from forms_app.models import Form
+from integrations import announce
 from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
 from submissions import admission, field_names, folders, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
@@ -175,8 +177,12 @@ def submission_rescue(*, submission: Submission) -> Submission:
 def was_counted(submission: Submission) -> bool:
     """Whether the submission has been in the inbox (and so counted toward the month): the
     filter held it on arrival only if its verdict has reasons, and a rescue sets received_at."""
-    held_on_arrival = bool((submission.spam or {}).get("reasons"))
-    return not held_on_arrival or submission.received_at is not None
+    return _has_been_in_inbox(submission.spam, submission.received_at)
+
+
+def _has_been_in_inbox(verdict: dict[str, Any] | None, received_at) -> bool:
+    held_on_arrival = bool((verdict or {}).get("reasons"))
+    return not held_on_arrival or received_at is not None
 
 
 def submission_mark_spam(*, submission: Submission) -> Submission:
@@ -184,11 +190,15 @@ def submission_mark_spam(*, submission: Submission) -> Submission:
     made, those still waiting are dropped, and the monthly count is not given back."""
     with _sqlite_writer(), folders.changing(submission.form_id) as changes:
         status, position = _held(submission)
+        # Asked before its waiting deliveries are dropped, and announced after.
+        announced = status == Status.INBOX and announce.went_out(submission.pk)
         if status == Status.INBOX:
             Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
             changes.left(Status.INBOX, position)
             changes.entered(Status.SPAM, position)
         deliveries_drop_pending(submission_id=submission.pk)
+        if announced:
+            announce.submission_marked_spam(submission.form, submission.pk)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
     return submission
@@ -269,15 +279,29 @@ def _delete_in_batches(rows, batch: int, still: Q | None = None) -> int:
 
 def _delete(form_id, chosen) -> int:
     """Delete the ``chosen`` rows of one form (with their deliveries), correcting its folder
-    counts; how many went."""
+    counts, and announce ``submission.deleted`` for each that downstream may hold (it has
+    been in the inbox); how many went. Every deletion comes here: the owner's, retention,
+    the spam purge, an erasure."""
     with _sqlite_writer(), folders.changing(form_id) as changes:
-        locked = list(chosen.select_for_update().values_list("pk", "status", "position"))
-        for _, status, position in locked:
+        locked = list(chosen.select_for_update().values_list(
+            "pk", "status", "position", "spam", "received_at"))
+        for _, status, position, _, _ in locked:
             changes.left(status, position)
-        gone = Submission.objects.filter(pk__in=[pk for pk, _, _ in locked]).delete()[1]
+        ids = [row[0] for row in locked]
+        gone = Submission.objects.filter(pk__in=ids).delete()[1]
+        known = [row[0] for row in locked if _has_been_in_inbox(row[3], row[4])]
+        if known:
+            announce.submissions_deleted(Form.objects.get(pk=form_id), known)
+        # Their files go once the rows are surely gone (files/services.py).
+        transaction.on_commit(lambda: delete_files_of(ids), robust=True)
     return gone.get(Submission._meta.label, 0)
 
 
 def submission_delete(*, submission: Submission) -> None:
     """Erase one submission for good (data-subject requests); monthly usage stays counted."""
     _delete(submission.form_id, Submission.objects.filter(pk=submission.pk))
+
+
+def submissions_erase(*, form_id, ids: list) -> int:
+    """Delete the form's submissions ``ids`` as any deletion is (an erasure by address)."""
+    return _delete(form_id, Submission.objects.filter(pk__in=ids))

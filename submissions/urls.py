@@ -1,5 +1,10 @@
 from django.urls import path
+from rest_framework.routers import SimpleRouter
 
+from submissions.erasure_views import ErasureViewSet
 from submissions.views import SubmitView
 
-urlpatterns = [path("f/<str:slug>", SubmitView.as_view(), name="submit")]
+router = SimpleRouter(trailing_slash=False)
+router.register("erasures", ErasureViewSet, basename="erasure")
+
+urlpatterns = [path("f/<str:slug>", SubmitView.as_view(), name="submit"), *router.urls]

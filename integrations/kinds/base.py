@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,7 @@ class Kind:
       means it is not created through the API (Google Sheets connects through Google).
     - ``form``: the dashboard's card as a Django form (a ConfigForm) whose ``config()`` is
       what the API would be sent; ``folder`` holds ``card.html``, the card that adds one.
+    - ``defaults``: config values a client may leave out (a webhook's ``events``).
     """
 
     type: str
@@ -83,6 +84,7 @@ class Kind:
     generated_keys: frozenset[str] = frozenset()
     schema_in: dict[str, Any] | None = None
     form: builtins.type[ConfigForm] | None = None  # "type" is the field above
+    defaults: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def api_created(self) -> bool:

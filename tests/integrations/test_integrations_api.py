@@ -27,6 +27,7 @@ def test_create_webhook_shows_signing_secret_once(owner_api):
         "formId": None,
         "config": {
             "url": "https://hooks.example.com/in",
+            "events": ["submission.created"],
             "signingSecret": body["config"]["signingSecret"],
         },
     }
@@ -35,7 +36,8 @@ def test_create_webhook_shows_signing_secret_once(owner_api):
     assert len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
     assert secret not in integration.secrets_encrypted
     listed = owner_api.get(URL).json()[0]
-    assert listed["config"] == {"url": "https://hooks.example.com/in"}
+    assert listed["config"] == {"url": "https://hooks.example.com/in",
+                                "events": ["submission.created"]}
 
 
 def test_create_email_masks_api_key_after_creation(owner_api):
@@ -86,6 +88,15 @@ def test_create_scoped_to_a_form(owner_api, form):
         ({"type": "EMAIL", "config": {**EMAIL_CONFIG, "subject": 5}}, "config.subject"),
         ({"type": "WEBHOOK", "config": {"url": "https://a.example"}, "formId": "nope"}, "formId"),
         ({"type": "WEBHOOK", "config": {"url": "https://a.example"}, "extra": 1}, "extra"),
+        ({"type": "WEBHOOK", "config": {"url": "https://a.example", "events": []}},
+         "config.events"),
+        ({"type": "WEBHOOK", "config": {"url": "https://a.example", "events": "submission.spam"}},
+         "config.events"),
+        ({"type": "WEBHOOK", "config": {"url": "https://a.example", "events": ["form.created"]}},
+         "config.events"),
+        ({"type": "WEBHOOK",
+          "config": {"url": "https://a.example", "events": ["submission.spam"] * 2}},
+         "config.events"),
     ],
 )
 def test_create_rejects_bad_input(owner_api, payload, field):
@@ -172,7 +183,7 @@ def test_failed_patch_changes_nothing(owner_api):
     assert response.status_code == 400
     integration = Integration.objects.get()
     assert integration.enabled is True
-    assert integration.config == {"url": "https://a.example"}
+    assert integration.config == {"url": "https://a.example", "events": ["submission.created"]}
 
 
 def test_delete_is_204(owner_api):

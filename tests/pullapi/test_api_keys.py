@@ -52,6 +52,7 @@ def test_create_key_shows_it_once(owner_api, form, user):
         "prefix": key[:14],
         "forms": [str(form.pk)],
         "createdAt": body["createdAt"],
+        "scopes": ["read"],
         "lastUsedAt": None,
         "revokedAt": None,
         "key": key,
@@ -159,3 +160,56 @@ def test_createapikey_command_prints_a_working_key(user, form, api, capsys):
 def test_createapikey_command_errors(user, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("createapikey", *args)
+
+
+# --- Scopes (contract, "Event subscriptions and erasure") ----------------------------------
+
+
+@pytest.mark.parametrize(("asked", "granted"), [
+    (None, ["read"]),
+    ([], ["read"]),
+    (["read"], ["read"]),
+    (["hooks"], ["read", "hooks"]),
+    (["hooks", "read"], ["read", "hooks"]),
+])
+def test_scopes_always_include_read(owner_api, form, asked, granted):
+    body = {"name": "Zapier", "forms": [str(form.pk)]}
+    if asked is not None:
+        body["scopes"] = asked
+
+    response = owner_api.post(API_KEYS, body, format="json")
+
+    assert response.status_code == 201
+    assert response.json()["scopes"] == granted
+    assert owner_api.get(API_KEYS).json()[0]["scopes"] == granted
+
+
+@pytest.mark.parametrize("scopes", [["write"], ["read", "admin"], "hooks", [1], None,
+                                    {"hooks": True}])
+def test_an_unknown_scope_is_400_under_scopes(owner_api, form, scopes):
+    response = owner_api.post(API_KEYS, {"name": "Z", "forms": [str(form.pk)],
+                                         "scopes": scopes}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "validation_error"
+    assert list(response.json()["details"]) == ["scopes"]
+    assert not ApiKey.objects.exists()
+
+
+def test_a_hooks_key_still_reads_the_pull_api(api, owner_api, form):
+    plain = owner_api.post(API_KEYS, {"name": "Z", "forms": [str(form.pk)],
+                                      "scopes": ["read", "hooks"]}, format="json").json()["key"]
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {plain}")
+
+    assert api.get("/api/v1/submissions", {"formId": str(form.pk)}).status_code == 200
+    assert api.get(API_KEYS).status_code == 401
+
+
+def test_createapikey_takes_the_hooks_scope(user, form, capsys):
+    call_command("createapikey", "--user", "owner@example.com", "--name", "zap", "--form",
+                 form.slug, "--scope", "hooks")
+    call_command("createapikey", "--user", "owner@example.com", "--name", "sync", "--form",
+                 form.slug)
+
+    assert dict(ApiKey.objects.values_list("name", "scopes")) == {
+        "zap": "read hooks", "sync": "read"}

@@ -1,4 +1,5 @@
-"""WEBHOOK: each event POSTed as JSON to the owner's URL, signed the Standard Webhooks way."""
+"""WEBHOOK: each event POSTed as JSON to the owner's URL, signed the Standard Webhooks way.
+REST hook subscriptions (integrations/hooks/) are webhooks too."""
 
 from __future__ import annotations
 
@@ -6,12 +7,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django import forms
+
 from config import clock
 from integrations.clients import webhook
 from integrations.kinds.base import ConfigForm, Kind, Outcome, http_outcome, optional_text
-from integrations.validation import url_errors
+from integrations.models import CREATED, EVENT_TYPES
+from integrations.validation import event_errors, url_errors
 
 URL = {"type": "string", "format": "uri", "maxLength": 2000, "description": "https:// only"}
+EVENTS = {
+    "type": "array",
+    "items": {"type": "string", "enum": list(EVENT_TYPES)},
+    "minItems": 1,
+    "uniqueItems": True,
+    "default": [CREATED],
+    "description": "the events it receives",
+}
 
 
 def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
@@ -27,11 +39,25 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
 
 
 def errors(config: dict[str, Any]) -> dict[str, str]:
-    return url_errors(config, "url", "Enter the HTTPS URL that receives the webhooks.")
+    return {
+        **url_errors(config, "url", "Enter the HTTPS URL that receives the webhooks."),
+        **event_errors(config.get("events"), "config.events"),
+    }
 
 
 class WebhookForm(ConfigForm):
     url = optional_text(2000)
+    events = forms.MultipleChoiceField(
+        choices=[(event, event) for event in EVENT_TYPES], required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    def config(self) -> dict[str, Any]:
+        # A card sent without the boxes (an older page) asks for the default.
+        config = super().config()
+        if not config["events"]:
+            del config["events"]
+        return config
 
 
 KIND = Kind(
@@ -39,22 +65,24 @@ KIND = Kind(
     label="Webhook",
     transport=transport,
     folder=Path(__file__).parent,
-    keys=frozenset({"url"}),
+    keys=frozenset({"url", "events"}),
+    defaults={"events": [CREATED]},
     errors=errors,
     generated=lambda: {"signingSecret": webhook.new_signing_secret()},
     generated_keys=frozenset({"signingSecret"}),
-    schema_in={"type": "object", "title": "WebhookConfig", "properties": {"url": URL},
-               "required": ["url"]},
+    schema_in={"type": "object", "title": "WebhookConfig",
+               "properties": {"url": URL, "events": EVENTS}, "required": ["url"]},
     schema_out={
         "type": "object",
         "title": "WebhookConfigOut",
         "properties": {
             "url": URL,
+            "events": EVENTS,
             "signingSecret": {
                 "type": "string", "description": "whsec_…; present only in the create response",
             },
         },
-        "required": ["url"],
+        "required": ["url", "events"],
     },
     form=WebhookForm,
 )

@@ -1,0 +1,96 @@
+"""Erasure by address (contract, "Event subscriptions and erasure"; GDPR article 17): every
+submission of the account's forms whose values hold an address is deleted, as the owner
+deleting it would (its deliveries go with it, and subscribers hear ``submission.deleted``),
+and a receipt is kept that holds the address only as its SHA-256 and its last 4 characters.
+
+Candidates come from the search index (submissions/search.py), which finds the address as text
+in any value, in either folder, in any case; each is then checked in Python, so that an
+address inside a longer one (``ada@example.com`` in ``linda@example.com``) does not count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from accounts.models import User
+from integrations.kinds.base import mask
+from integrations.validation import email_address_error, invalid
+from submissions import services
+from submissions.models import Erasure, Submission
+from submissions.search import MAX_TEXT, Search
+
+BATCH = 500
+
+
+def address_of(value: Any) -> str:
+    """The address to erase, lower-cased; 400 with ``details.email`` for anything else."""
+    problem = email_address_error(value, display_name_allowed=False)
+    if problem:
+        raise invalid({"email": problem})
+    return str(value).strip().lower()
+
+
+def _pattern(address: str) -> re.Pattern[str]:
+    # Not part of a longer address: no address character just before it, and none after it
+    # but a sentence's full stop.
+    return re.compile(rf"(?<![\w.+\-]){re.escape(address)}(?![\w\-]|\.\w)", re.IGNORECASE)
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string in a submitted value (a list for a repeated field, or nested JSON)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+
+
+def matches(*, owner: User, address: str) -> dict:
+    """The owner's submissions that hold ``address``: their ids by form id."""
+    pattern = _pattern(address)
+    rows = Search(text=address[:MAX_TEXT]).applied(
+        Submission.objects.filter(form__owner=owner)
+    ).values_list("pk", "form_id", "data")
+    found: dict = defaultdict(list)
+    for pk, form_id, data in rows.iterator(chunk_size=BATCH):
+        values = [pair[1] for pair in data if isinstance(pair, list) and len(pair) == 2]
+        if any(pattern.search(text) for text in _texts(values)):
+            found[form_id].append(pk)
+    return found
+
+
+def erasure_preview(*, owner: User, email: Any) -> dict[str, Any]:
+    found = matches(owner=owner, address=address_of(email))
+    forms = owner.forms.filter(pk__in=list(found)).order_by("-created_at")
+    return {"submissions": sum(len(ids) for ids in found.values()),
+            "forms": [str(pk) for pk in forms.values_list("pk", flat=True)]}
+
+
+@transaction.atomic
+def erasure_create(*, owner: User, email: Any) -> Erasure:
+    """Erase, in one transaction: the receipt counts exactly what went."""
+    address = address_of(email)
+    erased = 0
+    for form_id, ids in sorted(matches(owner=owner, address=address).items()):
+        for start in range(0, len(ids), BATCH):
+            erased += services.submissions_erase(form_id=form_id, ids=ids[start:start + BATCH])
+    return Erasure.objects.create(
+        owner=owner,
+        email_hash=hashlib.sha256(address.encode()).hexdigest(),
+        email_hint=mask(address),
+        submissions=erased,
+    )
+
+
+def erasures_of(owner: User) -> QuerySet[Erasure]:
+    return Erasure.objects.filter(owner=owner).order_by("-created_at")
