@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
 
 from accounts import quota
@@ -15,6 +15,8 @@ from accounts.models import User, current_month
 from config import clock
 from config.dbtime import DatabaseNow
 from config.ids import new_id
+from files.models import StoredFile
+from files.services import delete_files_of
 from forms_app.models import Form
 from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
 from submissions import admission, field_names, folders, learning, store
@@ -272,8 +274,22 @@ def _delete(form_id, chosen) -> int:
         locked = list(chosen.select_for_update().values_list("pk", "status", "submitted_at"))
         for _, status, stamp in locked:
             changes.left(status, stamp)
-        gone = Submission.objects.filter(pk__in=[pk for pk, _, _ in locked]).delete()[1]
+        ids = [pk for pk, _, _ in locked]
+        gone = Submission.objects.filter(pk__in=ids).delete()[1]
+        delete_files_of(ids)
     return gone.get(Submission._meta.label, 0)
+
+
+ORPHAN_AGE = timedelta(days=1)
+
+
+def orphan_files_purge() -> int:
+    """Files whose submission was never stored (the process died between storing the files
+    and the submission): gone after a day, with their bytes given back to the quota."""
+    cutoff = clock.now() - ORPHAN_AGE
+    stored = Submission.objects.filter(pk=OuterRef("submission_id"))
+    orphans = StoredFile.objects.filter(created_at__lt=cutoff).exclude(Exists(stored))
+    return delete_files_of(set(orphans.values_list("submission_id", flat=True)[:PURGE_BATCH]))
 
 
 def submission_delete(*, submission: Submission) -> None:

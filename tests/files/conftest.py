@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.dashboard.conftest import owner  # noqa: F401  # the signed-in dashboard client
+from tests.serving.conftest import edge  # noqa: F401  # the production web server
+
 MOTO_PORT = 18790
 BUCKET = "formflow-test"
 

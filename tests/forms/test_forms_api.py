@@ -32,6 +32,7 @@ def test_create_form_returns_full_object(owner_api, settings):
         "spamFilter": "on",
         "blockedWords": [],
         "retentionDays": None,
+        "fileUploads": None,
         "recaptchaEnabled": False,
         "submissionCount": 0,
         "spamCount": 0,
