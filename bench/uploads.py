@@ -177,6 +177,7 @@ def main() -> None:
                 "http_MBps": round(timed_uploads(port, slug, data, args.count, 1), 1),
                 "http_MBps_4_at_once": round(timed_uploads(port, slug, data, args.count, 4), 1),
                 "disk_floor_MBps": round(floor(work, data, args.count), 1),
+                "rss_mb_peak_so_far": round(peak_rss_mb(worker_pid), 1),
             }
         results["rss_mb_peak"] = round(peak_rss_mb(worker_pid), 1)
         print(json.dumps(results, indent=2))
