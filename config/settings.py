@@ -179,6 +179,8 @@ def _uploads_storage(url: str | None) -> dict:
                             "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
     if parts.scheme != "s3" or not parts.netloc:
         raise ImproperlyConfigured("STORAGE_URL must be s3://bucket/prefix or file:///folder")
+    from boto3.s3.transfer import TransferConfig
+
     return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
         "bucket_name": parts.netloc,
         "location": parts.path.strip("/"),
@@ -189,7 +191,16 @@ def _uploads_storage(url: str | None) -> dict:
         "default_acl": None,  # the bucket's own (private) policy: files are never public
         "file_overwrite": False,
         "querystring_auth": False,  # links are this service's own signed ones, never S3's
+        "transfer_config": _s3_transfer(TransferConfig),
     }}
+
+
+def _s3_transfer(transfer_config):
+    """boto3 uploads a file past its multipart threshold (8 MiB) in parts it reads into
+    memory first: a 20 MB upload was held whole. A file here is at most 25 MiB, under S3's
+    5 GB for one PUT, so each goes in one PUT, streamed from its temporary file: a web
+    process's memory stays flat however large the files (docs/uploads.md)."""
+    return transfer_config(multipart_threshold=64 * 1024 * 1024)
 
 
 STORAGE_URL = env.optional("STORAGE_URL")

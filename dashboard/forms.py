@@ -11,6 +11,7 @@ from typing import cast
 
 from django import forms
 
+from files.receiving import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider
 from submissions import search
 
@@ -153,6 +154,21 @@ class FormSettingsForm(DashboardForm):
         help_text="Older submissions are deleted every hour. Empty: keep them until you "
                   "delete them.",
     )
+    fileUploads = forms.BooleanField(
+        label="Keep uploaded files (stored, with links in every export and notification)",
+        required=False)
+    maxBytes = forms.IntegerField(
+        label="Largest file (bytes)", required=False,
+        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILE_BYTES}),
+        help_text=f"At most {MAX_FILE_BYTES} (25 MiB).")
+    maxFiles = forms.IntegerField(
+        label="Files per submission", required=False,
+        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILES}))
+    uploadTypes = forms.CharField(
+        label="Accepted file types", required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "uploadTypes-hint"}),
+        help_text="One per line: a type such as application/pdf, or a family such as image/*. "
+                  "Checked on the file's bytes, not its name.")
 
     notifyOwner = forms.BooleanField(
         label="Email me each submission that reaches the inbox", required=False,
@@ -162,12 +178,16 @@ class FormSettingsForm(DashboardForm):
     )
 
     def __init__(self, *args, form, **kwargs) -> None:
+        uploads = form.file_uploads or {}
         kwargs.setdefault("initial", {
             "name": form.name, "redirectUrl": form.redirect_url or "",
             "allowedOrigins": "\n".join(form.allowed_origins), "rateLimit": form.rate_limit,
             "honeypotField": form.honeypot_field or "", "captchaProvider": form.captcha_provider,
             "spamFilter": form.spam_filter, "blockedWords": "\n".join(form.blocked_words),
             "retentionDays": form.retention_days, "notifyOwner": form.notify_owner,
+            "fileUploads": form.file_uploads is not None, "maxBytes": uploads.get("maxBytes"),
+            "maxFiles": uploads.get("maxFiles"),
+            "uploadTypes": "\n".join(uploads.get("types", [])),
         })
         super().__init__(*args, **kwargs)
         self.fields["recaptchaSecret"].help_text = (

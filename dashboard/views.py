@@ -46,6 +46,7 @@ from dashboard.forms import (
     VerifyForm,
 )
 from dashboard.links import with_query
+from files.selectors import files_of, usage_of
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.models import Form
@@ -254,12 +255,17 @@ def _account_context(request: HttpRequest, form: ChangePasswordForm | None = Non
     if form is None:
         form = ChangePasswordForm(has_password=has_password)
     return {"section": "account", "form": form, "no_password_yet": not has_password,
-            "no_password_text": NO_PASSWORD_YET}
+            "no_password_text": NO_PASSWORD_YET, **_storage(request)}
 
 
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/account.html", _account_context(request))
+
+
+def _storage(request: HttpRequest) -> dict[str, int]:
+    used, quota = usage_of(signed_in(request).pk)
+    return {"storage_used": used, "storage_quota": quota}
 
 
 @login_required
@@ -421,6 +427,7 @@ def submission_detail(request: HttpRequest, form_id: str, submission_id: str) ->
         "form": form,
         "submission": submission_json(submission, with_meta=True),
         "fields": [(name, _as_text(value)) for name, value in submission.data],
+        "files": files_of(submission.pk),
         "ledger": [_ledger_row(delivery) for delivery in ledger_of(submission)],
         "section": "forms",
     }

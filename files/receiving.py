@@ -105,6 +105,7 @@ class Received:
 
 
 class KeepingUploadHandler(FileUploadHandler):
+    chunk_size = 256 * 1024  # fewer, larger reads: the parser's per-chunk work is in Python
     def __init__(self, received: Received, request=None) -> None:
         super().__init__(request)
         self.received = received

@@ -5,5 +5,5 @@ from files import views
 app_name = "files"
 
 urlpatterns = [
-    path("files/<str:file_id>", views.download, name="download"),
+    path("files/<str:file_id>", views.FileDownloadView.as_view(), name="download"),
 ]

@@ -11,6 +11,7 @@ from django.db import transaction
 from accounts.models import User
 from config import clock, rawsql, redis
 from config.errors import ServiceError
+from files.models import StoredFile
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from pullapi import keys
@@ -107,14 +108,19 @@ def api_key_touch(*, api_key: ApiKey) -> None:
 @functools.cache
 def _readable_sql(by_id: bool) -> str:
     forms = ApiKey.forms.through._meta
+    # Whether its submissions carry files (files/selectors.py), in the same round trip.
+    files = (f"(f.file_uploads IS NOT NULL OR EXISTS (SELECT 1 FROM "
+             f"{StoredFile._meta.db_table} s WHERE s.form_id = f.id))")
     return (
-        f"SELECT f.id FROM {Form._meta.db_table} f JOIN {forms.db_table} a ON a.form_id = f.id "
+        f"SELECT f.id, {files} FROM {Form._meta.db_table} f "
+        f"JOIN {forms.db_table} a ON a.form_id = f.id "
         f"WHERE a.apikey_id = %s AND f.{'id' if by_id else 'slug'} = %s"
     )
 
 
-def readable_form_id(*, api_key: ApiKey, identifier: str):
-    """The id of the form named by ``identifier`` (its id or slug) if the key may read it."""
+def readable_form(*, api_key: ApiKey, identifier: str) -> tuple[Any, bool] | None:
+    """The id of the form named by ``identifier`` (its id or slug) if the key may read it,
+    and whether its submissions carry ``files``."""
     if "\x00" in identifier:  # no slug holds one, and PostgreSQL refuses it as a parameter
         return None
     try:
@@ -122,5 +128,10 @@ def readable_form_id(*, api_key: ApiKey, identifier: str):
     except ValueError:
         value, by_id = identifier, False
     rows = rawsql.fetch(_readable_sql(by_id), [rawsql.db_id(ApiKey, api_key.pk), value],
-                        (Form._meta.pk,))
-    return rows[0][0] if rows else None
+                        (Form._meta.pk,))  # the flag needs no converter
+    return (rows[0][0], bool(rows[0][1])) if rows else None
+
+
+def readable_form_id(*, api_key: ApiKey, identifier: str):
+    found = readable_form(api_key=api_key, identifier=identifier)
+    return found[0] if found else None

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from config import ratelimit, redis
 from config.errors import ServiceError
 from config.schema import error
-from files.selectors import add_files, shown, texts_with_files
+from files.selectors import add_files, texts_with_files
 from pullapi import cursors, params, services
 from pullapi.authentication import ApiKeyAuthentication
 from pullapi.models import ApiKey
@@ -101,11 +101,10 @@ class SubmissionListView(PullApiView):
     )
     def get(self, request: Request) -> HttpResponse:
         query = params.validated(params.ListParams, request.query_params)
-        form_id = services.readable_form_id(
-            api_key=self.api_key(request), identifier=query["formId"]
-        )
-        if form_id is None:
+        found = services.readable_form(api_key=self.api_key(request), identifier=query["formId"])
+        if found is None:
             raise form_not_found()
+        form_id, with_files = found
         order = query["order"]
         after = None
         if "cursor" in query:
@@ -120,7 +119,7 @@ class SubmissionListView(PullApiView):
             next_cursor = cursors.encode(form_id=form_id, order=order, position=page.last)
         # The rows come as JSON text; the rest of the body is written around them.
         tail = json.dumps({"nextCursor": next_cursor, "hasMore": page.has_more})
-        rows = texts_with_files(page.rows) if page.rows and shown(form_id=form_id) else page.rows
+        rows = texts_with_files(page.rows) if page.rows and with_files else page.rows
         body = '{"data":[' + ",".join(rows) + "]," + tail[1:]
         return HttpResponse(body.encode(), content_type="application/json")
 
@@ -175,17 +174,16 @@ class SubmissionStreamView(PullApiView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         query = params.validated(params.StreamParams, request.query_params)
-        form_id = services.readable_form_id(
-            api_key=self.api_key(request), identifier=query["formId"]
-        )
-        if form_id is None:
+        found = services.readable_form(api_key=self.api_key(request), identifier=query["formId"])
+        if found is None:
             raise form_not_found()
+        form_id, with_files = found
         lease = StreamLease(self.api_key(request).pk)
         if not lease.take():
             raise stream_in_progress()
         try:
             lines = export.ndjson_rows(form_id, since=query.get("since"),
-                                       only=query.get("fields"))
+                                       only=query.get("fields"), with_files=with_files)
         except BaseException:
             lease.give_back()
             raise

@@ -276,6 +276,92 @@ def prepare(target: Target) -> None:
     target.api_key = key["key"]
 
 
+# --- Uploads ----------------------------------------------------------------------------------
+
+UPLOAD_LIMITS = {"maxBytes": 65536, "maxFiles": 2, "types": ["image/*", "application/pdf"]}
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 64
+HTML_PAGE = b"<!doctype html><html><body><script>alert(document.cookie)</script></body></html>"
+ZIP = b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + b"\x00" * 64
+
+
+def file_part(name: str, filename: str, data: bytes, content_type: str = "image/png",
+              boundary: str = BOUNDARY) -> bytes:
+    return (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; "
+            f"filename=\"{filename}\"\r\nContent-Type: {content_type}\r\n\r\n").encode() + (
+        data + b"\r\n")
+
+
+def files_body(*parts: bytes) -> bytes:
+    return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
+
+
+def upload_cases(slug: str) -> list[Case]:
+    def submit(body: bytes, **kwargs) -> bytes:
+        return request("POST", f"/api/v1/f/{slug}", body,
+                       {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}, **kwargs)
+
+    cut = file_part("photo", "a.png", PNG)[:-40]
+    return [
+        Case("upload: an HTML page named .png", submit(files_body(
+            file_part("photo", "cat.png", HTML_PAGE))), 415, "file_type_not_allowed"),
+        Case("upload: a zip bomb's name and bytes", submit(files_body(
+            file_part("photo", "42.zip.png", ZIP, "image/png"))), 415, "file_type_not_allowed"),
+        Case("upload: a file over maxBytes", submit(files_body(
+            file_part("photo", "big.png", PNG + b"\x00" * 65536))), 413, "file_too_large"),
+        Case("upload: three files of two", submit(files_body(
+            *(file_part(f"p{i}", f"{i}.png", PNG) for i in range(3)))), 413, "too_many_files"),
+        Case("upload: a file part cut short", submit(cut, length=len(cut) + 100),
+             400, "incomplete_body", half_close=True),
+        Case("upload: a body that ends inside a file part", submit(cut), 400, "malformed_body"),
+        Case("upload: the last boundary missing", submit(file_part("photo", "a.png", PNG)), 400,
+             "malformed_body"),
+    ]
+
+
+def uploads(target: Target) -> None:
+    """A form that keeps files, sent what should never be stored; then one file whose name
+    walks up the tree, which must be stored under a name of the service's own and
+    downloaded as a plain attachment."""
+    status, form = api(target, "POST", "/api/v1/forms",
+                       {"name": "hostile uploads", "fileUploads": UPLOAD_LIMITS})
+    if status != 201:
+        raise HostileFailed(f"creating a form with uploads answered {status}")
+    try:
+        for case in upload_cases(form["slug"]):
+            check_case(target, case)
+        listed = f"/api/v1/forms/{form['_id']}/submissions"
+        if api(target, "GET", listed)[1]["total"] != 0:
+            target.failures.append("a refused upload stored a submission")
+        traversal(target, form)
+    finally:
+        api(target, "DELETE", f"/api/v1/forms/{form['_id']}")
+
+
+def traversal(target: Target, form: dict) -> None:
+    body = files_body(file_part("photo", "../../etc/passwd", PNG))
+    answer = target.exchange(request("POST", f"/api/v1/f/{form['slug']}", body, {
+        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}))
+    target.sent += 1
+    if answer.status != 200:
+        target.failures.append(f"upload: a traversal name answered {answer.status}")
+        return
+    status, page = api(target, "GET", f"/api/v1/forms/{form['_id']}/submissions")
+    files = page["data"][0]["files"] if status == 200 and page["data"] else []
+    if len(files) != 1 or "/" in files[0]["name"] or files[0]["contentType"] != "image/png":
+        target.failures.append(f"upload: a traversal name was kept as {files!r}")
+        return
+    link = urllib.parse.urlsplit(files[0]["url"])
+    got = target.exchange(request("GET", f"{link.path}?{link.query}"))
+    target.sent += 1
+    disposition = got.headers.get("content-disposition", "")
+    if (got.status != 200 or got.body != PNG or not disposition.startswith("attachment;")
+            or "/" in disposition or got.headers.get("x-content-type-options") != "nosniff"
+            or "sandbox" not in got.headers.get("content-security-policy", "")):
+        target.failures.append(f"upload: the download answered {got.status} {got.headers}")
+    else:
+        print("hostile: upload: a traversal name is stored as the service's own", flush=True)
+
+
 def run(base: str, token: str, form_id: str, header_timeout: float = 10) -> None:
     parts = urllib.parse.urlsplit(base)
     target = Target(parts.hostname or "127.0.0.1", parts.port or 80, token, form_id)
@@ -284,6 +370,7 @@ def run(base: str, token: str, form_id: str, header_timeout: float = 10) -> None
     for case in cases(target):
         check_case(target, case)
     silent_connection(target, header_timeout)
+    uploads(target)
     after = stored(target)
     if after != before:
         target.failures.append(f"{after - before} submissions were stored by refused requests")

@@ -217,10 +217,13 @@ def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
 
 
 def _json_texts(form_id, since=None, placed: bool = False, only: set[str] | None = None,
-                search: Search | None = None) -> Iterator[list[str]]:
+                search: Search | None = None,
+                with_files: bool | None = None) -> Iterator[list[str]]:
     """Each row in the pull API's shape as JSON text, ``BATCH`` at a time, from one
-    snapshot; ``only``: just these fields; ``placed``: the feed's rows, in its order."""
-    with_files = files.shown(form_id=form_id)
+    snapshot; ``only``: just these fields; ``placed``: the feed's rows, in its order;
+    ``with_files``: with their files (None: as the form's submissions carry them)."""
+    if with_files is None:
+        with_files = files.shown(form_id=form_id)
     if connection.vendor != "postgresql":
         for batch in batches(inbox(form_id, since, placed, search)):
             bodies = [_pull_shape(form_id, row, only) for row in batch]
@@ -251,12 +254,14 @@ def json_rows(form: Form, search: Search | None = None) -> Iterator[str]:
     yield "]" if opened else "[]"
 
 
-def ndjson_rows(form_id, since=None, only: set[str] | None = None) -> Iterator[str]:
+def ndjson_rows(form_id, since=None, only: set[str] | None = None,
+                with_files: bool | None = None) -> Iterator[str]:
     """The bulk sync: every row placed in the feed, in its order (as the pull API's pages),
     after placing those committed so far; a client that goes on with ``since`` set to the last
     row's time misses nothing (submissions/feed.py)."""
     feed.catch_up()
-    for batch in _primed(_json_texts(form_id, since=since, placed=True, only=only)):
+    rows = _json_texts(form_id, since=since, placed=True, only=only, with_files=with_files)
+    for batch in _primed(rows):
         if batch:
             yield "".join(line + "\n" for line in batch)
 

@@ -154,9 +154,15 @@ def _run(
         ticket.release()
         metrics.submission("honeypot")
         return False
-    with files_stored(form=form, received=getattr(read_fields, "uploads", None),
-                      submission_id=submission_id):
-        _store(visit, form, checked, ticket, submission_id)
+    try:
+        with files_stored(form=form, received=getattr(read_fields, "uploads", None),
+                          submission_id=submission_id):
+            _store(visit, form, checked, ticket, submission_id)
+    except BaseException:
+        ticket.release()  # files past the quota store nothing and count nothing
+        if seen and ticket.duplicate is False:
+            spam.forget_key(seen)
+        raise
     return True
 
 

@@ -55,6 +55,15 @@ def spam_json(verdict: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+class StoredFileSchema(serializers.Serializer):
+    field = serializers.CharField()
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+    contentType = serializers.CharField(help_text="Sniffed from the file's bytes")
+    sha256 = serializers.CharField()
+    url = serializers.URLField(help_text="A signed link, valid for one hour")
+
+
 class SubmissionSchema(serializers.Serializer):
     """Documents the shape of ``submission_json`` in the OpenAPI schema."""
 
@@ -62,6 +71,9 @@ class SubmissionSchema(serializers.Serializer):
     formId = serializers.CharField()
     submittedAt = serializers.DateTimeField()
     fields = serializers.DictField()  # type: ignore[assignment]  # a declared field
+    files = StoredFileSchema(many=True, required=False, help_text=(
+        "The stored files: present when the form keeps uploads (fileUploads), or still holds "
+        "files from when it did"))
 
 
 class SubmissionMetaSchema(serializers.Serializer):

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
 
 from accounts import quota
@@ -15,6 +15,7 @@ from accounts.models import User, current_month
 from config import clock
 from config.dbtime import DatabaseNow
 from config.ids import new_id
+from files.models import StoredFile
 from files.services import delete_files_of
 from forms_app.models import Form
 from integrations import announce
@@ -295,6 +296,18 @@ def _delete(form_id, chosen) -> int:
         # Their files go once the rows are surely gone (files/services.py).
         transaction.on_commit(lambda: delete_files_of(ids), robust=True)
     return gone.get(Submission._meta.label, 0)
+
+
+ORPHAN_AGE = timedelta(days=1)
+
+
+def orphan_files_purge() -> int:
+    """Files whose submission was never stored (the process died between storing the files
+    and the submission): gone after a day, with their bytes given back to the quota."""
+    cutoff = clock.now() - ORPHAN_AGE
+    stored = Submission.objects.filter(pk=OuterRef("submission_id"))
+    orphans = StoredFile.objects.filter(created_at__lt=cutoff).exclude(Exists(stored))
+    return delete_files_of(set(orphans.values_list("submission_id", flat=True)[:PURGE_BATCH]))
 
 
 def submission_delete(*, submission: Submission) -> None:

@@ -144,7 +144,11 @@ class SubmitView(APIView):
             ),
             403: OpenApiResponse(description="Origin not allowed, or monthly limit reached"),
             404: OpenApiResponse(description="Unknown form"),
-            413: OpenApiResponse(description="Body over 10 MiB or over 200 fields"),
+            413: OpenApiResponse(description=(
+                "Body over 10 MiB (with fileUploads: maxBytes x maxFiles + 1 MiB) or over 200 "
+                "fields; a file over maxBytes, more than maxFiles, or past the storage quota")),
+            415: OpenApiResponse(description=(
+                "Not JSON, urlencoded or multipart; or a file of a type fileUploads refuses")),
             422: OpenApiResponse(description="CAPTCHA verification failed"),
             429: OpenApiResponse(description="Rate limit exceeded; see Retry-After"),
         },

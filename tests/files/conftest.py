@@ -5,22 +5,39 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-MOTO_PORT = 18790
+from tests.dashboard.conftest import owner  # noqa: F401  # the signed-in dashboard client
+from tests.serving.conftest import edge  # noqa: F401  # the production web server
+
+MOTO_PORTS = range(18790, 18800)
 BUCKET = "formflow-test"
+
+
+def _free_port() -> int:
+    """The first free port of the range set aside for the S3 server."""
+    for port in MOTO_PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port for the S3 server")
 
 
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=MOTO_PORT, verbose=False)
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
-    yield f"http://127.0.0.1:{MOTO_PORT}"
+    yield f"http://127.0.0.1:{port}"
     server.stop()
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from files.models import StorageUsage, StoredFile
 from submissions.models import Submission
-from tests.files.helpers import HTML, PDF, PNG, post, upload, upload_form
+from tests.files.helpers import HTML, MULTIPART, PDF, PNG, body, post, upload, upload_form
 
 pytestmark = pytest.mark.django_db
 
@@ -75,13 +75,53 @@ def test_more_files_than_max_files_is_413(api, form, store):
     assert nothing_stored(store)
 
 
-def test_past_the_quota_is_413_and_nothing_is_stored(api, form, store, settings):
+def test_past_the_quota_is_413_and_nothing_is_stored(api, form, store, settings, user):
     settings.DEFAULT_STORAGE_QUOTA_BYTES = len(PNG) + len(PDF) - 1
     response = post(api, form, {"a": upload("a.png", PNG), "b": upload("b.pdf", PDF)})
 
     assert response.status_code == 413
     assert response.json()["details"] == {"a": "is past the account's storage quota"}
     assert nothing_stored(store)
+    user.refresh_from_db()
+    assert user.monthly_submission_count == 0  # not counted toward the month either
+
+
+def test_refused_files_are_not_counted_toward_the_month(api, form, store, user):
+    post(api, form, {"photo": upload("me.png", HTML)})
+    post(api, form, {"cv": upload("big.pdf", PDF + b"x" * 1000)})
+
+    user.refresh_from_db()
+    assert user.monthly_submission_count == 0
+    assert post(api, form, {"photo": upload("me.png", PNG)}).status_code == 200
+    user.refresh_from_db()
+    assert user.monthly_submission_count == 1
+
+
+def test_an_html_form_post_gets_the_status_as_a_page(api, form, store):
+    response = api.post(f"/api/v1/f/{form.slug}", body({"photo": upload("me.png", HTML)}),
+                        content_type=MULTIPART, HTTP_ACCEPT="text/html")
+
+    assert response.status_code == 415
+    assert response["Content-Type"].startswith("text/html")
+    assert nothing_stored(store)
+
+
+def test_a_honeypot_catch_stores_no_file(api, user, store):
+    form = upload_form(user, maxFiles=1)
+    form.honeypot_field = "_gotcha"
+    form.save()
+
+    response = post(api, form, {"_gotcha": "bot", "photo": upload("me.png", PNG)})
+
+    assert response.status_code == 200
+    assert nothing_stored(store)
+
+
+def test_a_file_named_with_a_script_is_kept_as_text(api, owner_api, form, store):
+    post(api, form, {"photo": upload('<img src=x onerror=alert(1)>.png', PNG)})
+
+    listed = owner_api.get(f"/api/v1/forms/{form.pk}/submissions").json()["data"][0]
+    assert listed["files"][0]["name"] == "<img src=x onerror=alert(1)>.png"
 
 
 def test_a_failed_store_leaves_no_file_and_gives_the_quota_back(api, form, store, monkeypatch):

@@ -34,8 +34,10 @@ class Answer:
 class EdgeServer:
     def __init__(self, threads: int) -> None:
         from config.wsgi import application
+        from files.receiving import LARGEST_BODY
 
-        self.bridge = WsgiBridge(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, threads)
+        self.bridge = WsgiBridge(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, threads,
+                                 upload_limit=LARGEST_BODY)
         config = uvicorn.Config(self.bridge, **{**Worker.CONFIG_KWARGS, "loop": "asyncio"},
                                 timeout_keep_alive=2, log_level="warning", access_log=False)
         self.server = uvicorn.Server(config)

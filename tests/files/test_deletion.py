@@ -1,0 +1,104 @@
+"""Files follow their submission: gone from the store, and from the quota, by every path."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from files.models import StorageUsage, StoredFile
+from files.services import delete_files_of
+from submissions.models import Status, Submission
+from submissions.services import orphan_files_purge, retention_purge, spam_purge
+from tests.files.helpers import PDF, PNG, post, upload, upload_form
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def form(user):
+    return upload_form(user)
+
+
+@pytest.fixture
+def sent(public, form, store):
+    assert post(public, form, {"cv": upload("cv.pdf", PDF),
+                               "photo": upload("me.png", PNG)}).status_code == 200
+    assert len(store.keys()) == 2
+    return Submission.objects.get()
+
+
+def all_gone(store, user) -> bool:
+    usage = StorageUsage.objects.get(owner=user)
+    return store.keys() == [] and not StoredFile.objects.exists() and usage.used == 0
+
+
+def age(submission, days: int) -> None:
+    Submission.objects.filter(pk=submission.pk).update(
+        submitted_at=submission.submitted_at - timedelta(days=days))
+
+
+def test_the_owners_delete_removes_the_files(owner_api, form, sent, store, user):
+    response = owner_api.delete(f"/api/v1/forms/{form.pk}/submissions/{sent.pk}")
+
+    assert response.status_code == 204
+    assert all_gone(store, user)
+
+
+def test_the_dashboards_delete_removes_the_files(client, user, form, sent, store):
+    from tests.conftest import PASSWORD
+
+    client.post("/dashboard/login", {"email": user.email, "password": PASSWORD})
+    client.post(f"/dashboard/forms/{form.pk}/submissions/{sent.pk}/delete", {"page": "1"})
+
+    assert not Submission.objects.exists()
+    assert all_gone(store, user)
+
+
+def test_retention_removes_the_files(form, sent, store, user):
+    form.retention_days = 1
+    form.save()
+    age(sent, 2)
+
+    assert retention_purge() == 1
+    assert all_gone(store, user)
+
+
+def test_the_spam_purge_removes_the_files(form, sent, store, user):
+    Submission.objects.filter(pk=sent.pk).update(status=Status.SPAM)
+    age(sent, 31)
+
+    assert spam_purge() == 1
+    assert all_gone(store, user)
+
+
+def test_deleting_the_form_removes_the_files(owner_api, form, sent, store, user):
+    assert owner_api.delete(f"/api/v1/forms/{form.pk}").status_code == 204
+
+    assert all_gone(store, user)
+
+
+def test_erasure_calls_the_one_function(form, sent, store, user):
+    assert delete_files_of([sent.pk]) == 2
+    assert delete_files_of([sent.pk]) == 0  # twice gives nothing back twice
+
+    assert all_gone(store, user)
+
+
+def test_files_whose_submission_never_came_are_purged_after_a_day(form, sent, store, user,
+                                                                  clock):
+    Submission.objects.filter(pk=sent.pk).delete()  # as if the process died before storing it
+
+    assert orphan_files_purge() == 0
+    clock.advance(days=1, seconds=1)
+    assert orphan_files_purge() == 2
+    assert all_gone(store, user)
+
+
+def test_the_freed_quota_takes_new_files(public, owner_api, form, sent, store, settings):
+    settings.DEFAULT_STORAGE_QUOTA_BYTES = len(PDF) + len(PNG)
+    assert post(public, form, {"cv": upload("cv.pdf", PDF)}).status_code == 413
+
+    owner_api.delete(f"/api/v1/forms/{form.pk}/submissions/{sent.pk}")
+
+    assert post(public, form, {"cv": upload("cv.pdf", PDF)}).status_code == 200
