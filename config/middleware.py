@@ -182,7 +182,10 @@ class NoStoreMiddleware:
         response = self.get_response(request)
         path = request.path
         if path.startswith(self.PATHS) and not path.startswith(self.CACHEABLE):
-            response["Cache-Control"] = "no-store"
+            # A view that already forbids storing (a file download's "private, no-store")
+            # keeps its own words.
+            if "no-store" not in response.get("Cache-Control", ""):
+                response["Cache-Control"] = "no-store"
         return response
 
 

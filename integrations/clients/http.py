@@ -123,7 +123,12 @@ class CannotResolve(Exception):
 # attempt stops waiting for it at the attempt's deadline (the thread ends when the resolver
 # gives up). A few threads are enough: a lookup is milliseconds, or never answers.
 _resolvers = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="dns")
-getaddrinfo = socket.getaddrinfo  # the resolver; tests fake it here
+
+
+def getaddrinfo(*args, **kwargs) -> list:
+    """The resolver, looked up at each call, so a fake of ``socket.getaddrinfo`` (or of this
+    function) is what the lookup thread runs."""
+    return socket.getaddrinfo(*args, **kwargs)
 
 
 def resolve(host: str, port: int) -> list:

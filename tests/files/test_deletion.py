@@ -55,20 +55,24 @@ def test_the_dashboards_delete_removes_the_files(client, user, form, sent, store
     assert all_gone(store, user)
 
 
-def test_retention_removes_the_files(form, sent, store, user):
+def test_retention_removes_the_files(form, sent, store, user, django_capture_on_commit_callbacks):
     form.retention_days = 1
     form.save()
     age(sent, 2)
 
-    assert retention_purge() == 1
+    # The files go once the deletion has committed (a rolled-back one keeps them).
+    with django_capture_on_commit_callbacks(execute=True):
+        assert retention_purge() == 1
     assert all_gone(store, user)
 
 
-def test_the_spam_purge_removes_the_files(form, sent, store, user):
+def test_the_spam_purge_removes_the_files(form, sent, store, user,
+                                          django_capture_on_commit_callbacks):
     Submission.objects.filter(pk=sent.pk).update(status=Status.SPAM)
     age(sent, 31)
 
-    assert spam_purge() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert spam_purge() == 1
     assert all_gone(store, user)
 
 

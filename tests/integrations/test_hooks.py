@@ -89,7 +89,7 @@ def test_a_read_only_key_is_403(puller, form, method, path):
     assert response.status_code == 403
     assert response.json()["error"] == "insufficient_scope"
     assert "X-RateLimit-Limit" in response
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 def test_a_key_cannot_subscribe_to_a_form_it_does_not_hold(zapier, other_form, other_user):
@@ -102,7 +102,7 @@ def test_a_key_cannot_subscribe_to_a_form_it_does_not_hold(zapier, other_form, o
         assert response.status_code == 404
         assert response.json()["error"] == "form_not_found"
     assert zapier.get(f"{HOOKS}/sample", {"formId": str(other_form.pk)}).status_code == 404
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 def test_the_dashboard_subscribes_to_any_form_of_the_account(owner_api, zapier, form,
@@ -130,7 +130,7 @@ def test_unsubscribing(zapier, owner_api, form):
     assert zapier.delete(f"{HOOKS}/{first}").status_code == 404
     assert zapier.delete(f"{HOOKS}/not-an-id").status_code == 404
     assert owner_api.delete(f"{HOOKS}/{second}").status_code == 204
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -152,7 +152,7 @@ def test_bad_input_is_400_by_field(zapier, form, body, field):
     assert response.status_code == 400
     assert response.json()["error"] == "validation_error"
     assert field in response.json()["details"]
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 def test_a_missing_form_id_is_400(zapier):
@@ -226,7 +226,7 @@ def test_a_410_deletes_the_subscription(zapier, public, form, receiver):
     submit(public, form)
 
     assert len(receiver.requests) == 1
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
     assert zapier.get(HOOKS).json() == []
     assert not [m for m in mail.outbox if "integration" in m.subject]
 
