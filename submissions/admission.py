@@ -40,6 +40,7 @@ from config.errors import ServiceError, retry_later
 from config.ids import new_id
 from forms_app import form_cache
 from forms_app.models import Form
+from submissions.models import Submission
 from submissions.spam import DUPLICATE_WINDOW_SECONDS
 from submissions.visit import Visit
 
@@ -209,8 +210,6 @@ def _recount(client, user_id, month: date, replace: bool = False) -> int:
 
 
 def _stored_among(tokens: list[str]) -> list[str]:
-    from submissions.models import Submission
-
     if not tokens:
         return []
     found = Submission.objects.filter(pk__in=tokens).values_list("pk", flat=True)
