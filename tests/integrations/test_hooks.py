@@ -49,7 +49,7 @@ def test_a_hooks_key_subscribes_and_sees_the_secret_once(zapier, form):
 
     assert response.status_code == 201
     body = response.json()
-    hook = Integration.objects.get()
+    hook = Integration.objects.get(hook=True)
     assert body == {
         "_id": str(hook.pk),
         "url": "https://hooks.zapier.example/catch/1",
@@ -89,7 +89,7 @@ def test_a_read_only_key_is_403(puller, form, method, path):
     assert response.status_code == 403
     assert response.json()["error"] == "insufficient_scope"
     assert "X-RateLimit-Limit" in response
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 def test_a_key_cannot_subscribe_to_a_form_it_does_not_hold(zapier, other_form, other_user):
@@ -102,7 +102,7 @@ def test_a_key_cannot_subscribe_to_a_form_it_does_not_hold(zapier, other_form, o
         assert response.status_code == 404
         assert response.json()["error"] == "form_not_found"
     assert zapier.get(f"{HOOKS}/sample", {"formId": str(other_form.pk)}).status_code == 404
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 def test_the_dashboard_subscribes_to_any_form_of_the_account(owner_api, zapier, form,
@@ -130,7 +130,7 @@ def test_unsubscribing(zapier, owner_api, form):
     assert zapier.delete(f"{HOOKS}/{first}").status_code == 404
     assert zapier.delete(f"{HOOKS}/not-an-id").status_code == 404
     assert owner_api.delete(f"{HOOKS}/{second}").status_code == 204
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -152,7 +152,7 @@ def test_bad_input_is_400_by_field(zapier, form, body, field):
     assert response.status_code == 400
     assert response.json()["error"] == "validation_error"
     assert field in response.json()["details"]
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
 
 
 def test_a_missing_form_id_is_400(zapier):
@@ -182,7 +182,7 @@ def test_at_most_50_subscriptions_an_account(zapier, owner_api, user, form):
 
 def test_subscriptions_are_not_integrations(owner_api, zapier, form):
     subscribe(zapier, form)
-    hook_id = Integration.objects.get().pk
+    hook_id = Integration.objects.get(hook=True).pk
 
     assert owner_api.get("/api/v1/integrations").json() == []
     assert owner_api.get(f"/api/v1/integrations/{hook_id}/status").status_code == 404
@@ -202,7 +202,7 @@ def test_revoking_the_key_ends_its_subscriptions(owner_api, user, form):
 
     assert owner_api.delete(f"/api/v1/api-keys/{key_id}").status_code == 204
 
-    assert list(Integration.objects.values_list("pk", flat=True)) == [
+    assert list(Integration.objects.filter(hook=True).values_list("pk", flat=True)) == [
         Integration.objects.get(pk=kept).pk]
     assert client.get(HOOKS).status_code == 401
 
@@ -226,7 +226,7 @@ def test_a_410_deletes_the_subscription(zapier, public, form, receiver):
     submit(public, form)
 
     assert len(receiver.requests) == 1
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(hook=True).exists()
     assert zapier.get(HOOKS).json() == []
     assert not [m for m in mail.outbox if "integration" in m.subject]
 
@@ -238,7 +238,7 @@ def test_a_410_still_only_disables_an_integration(owner_api, public, form, recei
 
     submit(public, form)
 
-    assert Integration.objects.get().enabled is False
+    assert Integration.objects.get(type="WEBHOOK").enabled is False
 
 
 def test_the_sample_is_the_three_newest_inbox_submissions(zapier, owner_api, form, user):
