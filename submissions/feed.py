@@ -42,14 +42,15 @@ TABLE = Submission._meta.db_table
 PENDING_SQL = f"SELECT 1 FROM {TABLE} WHERE position IS NULL LIMIT 1"
 
 # The rows to place, numbered in arrival order (row_number, not nextval: a sequence gives no
-# order within one statement). Each stamp is raised to the newest already in the feed; one that
-# moves keeps its arrival in received_at, as a rescue's does.
+# order within one statement). Each stamp is raised to the newest already in the feed; an inbox
+# row that moves keeps its arrival in received_at, as a rescue's does. (A held row's
+# received_at says it was rescued once, so it is left alone: its stamp moves by milliseconds.)
 STEP_SQL = """
 UPDATE {table} AS s
 SET position = n.place,
     submitted_at = {greatest}(s.submitted_at, %s),
-    received_at = CASE WHEN s.submitted_at < %s THEN COALESCE(s.received_at, s.submitted_at)
-                       ELSE s.received_at END
+    received_at = CASE WHEN s.status = 'inbox' AND s.submitted_at < %s
+                       THEN COALESCE(s.received_at, s.submitted_at) ELSE s.received_at END
 FROM (SELECT b.id, %s + row_number() OVER (ORDER BY b.submitted_at, b.id) AS place
       FROM (SELECT id, submitted_at FROM {table} WHERE position IS NULL
             ORDER BY submitted_at, id LIMIT %s {skip_locked}) AS b) AS n

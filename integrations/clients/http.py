@@ -15,6 +15,7 @@ import contextvars
 import functools
 import heapq
 import ipaddress
+import os
 import socket
 import threading
 import time
@@ -122,19 +123,28 @@ class CannotResolve(Exception):
 # getaddrinfo has no timeout and cannot be interrupted: it runs in a thread of its own, and the
 # attempt stops waiting for it at the attempt's deadline (the thread ends when the resolver
 # gives up). A few threads are enough: a lookup is milliseconds, or never answers.
-_resolvers = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="dns")
-
-
 def getaddrinfo(*args, **kwargs) -> list:
-    """The resolver, looked up at each call, so a fake of ``socket.getaddrinfo`` (or of this
-    function) is what the lookup thread runs."""
+    """The resolver (tests fake it here, or socket's own)."""
     return socket.getaddrinfo(*args, **kwargs)
 
 
+_resolvers: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+
+
+def _resolver_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """This process's lookup threads, made on first use: a pool made before a fork (a
+    prefork worker, a preloading web server) has no threads in the child."""
+    pid = os.getpid()
+    if pid not in _resolvers:
+        _resolvers[pid] = concurrent.futures.ThreadPoolExecutor(
+            max_workers=8, thread_name_prefix="dns")
+    return _resolvers[pid]
+
+
 def resolve(host: str, port: int) -> list:
-    """``socket.getaddrinfo`` for a stream socket, waiting at most until the attempt's
-    deadline; TimeoutError past it."""
-    lookup = _resolvers.submit(getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    """``getaddrinfo`` for a stream socket, waiting at most until the attempt's deadline;
+    CannotResolve past it."""
+    lookup = _resolver_pool().submit(getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
         return lookup.result(timeout=max(0.0, _attempt_left()))
     except concurrent.futures.TimeoutError:
