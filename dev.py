@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Install and run FormFlow on a fresh machine with nothing but Python 3.11+.
 
-    python3 dev.py start   # install, migrate, then web server + Celery worker + beat
-    python3 dev.py test    # install, then ruff, mypy and the whole test suite
-    python3 dev.py install # only make .venv (what the benchmarks run)
+    python3 dev.py start [--port P] # install, migrate, then web server + Celery worker + beat
+    python3 dev.py test             # install, then ruff, mypy and the whole test suite
+    python3 dev.py install          # only make .venv (what the benchmarks and units run)
 
-start runs from .venv, made from the runtime lock requirements.txt alone; test uses .venv-dev,
-made from requirements-dev.txt. A venv is made again only when its lock changed. Standard
-library only, because it runs before anything is installed.
+start runs the Procfile's web and worker lines (the worker with beat inside it) from .venv,
+made from the runtime lock requirements.txt alone; test uses .venv-dev, made from
+requirements-dev.txt. A venv is made again only when its lock changed. Standard library only,
+because it runs before anything is installed.
 """
 
 from __future__ import annotations

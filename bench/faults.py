@@ -201,7 +201,7 @@ def worker_command(env: dict) -> list:
 
 
 def supervised_worker(env: dict) -> list:
-    """The worker as the README tells operators to run it: under a supervisor that starts it
+    """The worker as docs/deploy.md tells operators to run it: under a supervisor that starts it
     again when it exits (systemd's Restart=always). Celery's worker may exit when its broker
     connection drops while it holds an unacknowledged message (kombu raises restoring it)."""
     return ["bash", "-c", 'while true; do "$@"; echo "worker exited with $?; starting it again" '

@@ -1,5 +1,5 @@
 """Settings for FormFlow. Every value comes from the environment through ``config.env``;
-each default works on a fresh machine with nothing but Python (see README, Configuration)."""
+each default works on a fresh machine with nothing but Python (docs/configuration.md)."""
 
 from __future__ import annotations
 

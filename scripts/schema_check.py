@@ -4,7 +4,7 @@
     python3 scripts/schema_check.py --database-url URL --redis-url URL [--max-examples N]
 
 Migrates a throwaway database, seeds an owner (a session token), a form with a submission and
-an API key for it, starts gunicorn as the README runs it in production, and runs
+an API key for it, starts the Procfile's web line (as production runs it), and runs
 ``schemathesis run`` on /api/schema/ with every check and every phase, stateful included. Its
 settings, and each operation left out with the reason, are in schemathesis.toml at the root.
 Exits non-zero on any failure: a server error, a status code or header the schema does not

@@ -51,18 +51,27 @@ class StackFailed(Exception):
     pass
 
 
-def free_port() -> int:
-    """A port nothing listens on: from STACK_PORTS (``first-last``) when it is set, so that
-    machines shared by several people can give each their own range; else any."""
-    first, _, last = os.environ.get("STACK_PORTS", "").partition("-")
-    if first and last:
-        for port in random.sample(range(int(first), int(last) + 1), int(last) - int(first) + 1):
-            if not port_taken(port):
-                return port
-        raise StackFailed(f"no free port in STACK_PORTS={first}-{last}")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port(ports: str | None = None) -> int:
+    """A port nothing listens on, and not handed out before by this process (it may not be
+    bound yet). From ``ports`` or STACK_PORTS (``first-last``) when given, so that people
+    sharing a machine can each keep to their own range; else any the system offers."""
+    first, _, last = (ports or os.environ.get("STACK_PORTS", "")).partition("-")
+    candidates = list(range(int(first), int(last) + 1)) if first and last else [0] * 20
+    random.shuffle(candidates)
+    for candidate in candidates:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            port = sock.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise StackFailed(f"no free port in {first}-{last}")
+
+
+_handed_out: set[int] = set()
 
 
 def port_taken(port: int, host: str = "127.0.0.1") -> bool:

@@ -259,7 +259,7 @@ def test_urlencoded_is_read_as_utf8_whatever_charset_it_declares(public, form):
 # --- Properties over the form encodings ------------------------------------------------------
 
 # Header-safe names for multipart: a browser escapes these four itself. Django's multipart
-# parser strips white space around a part's name, so names here have none (see the README).
+# parser strips white space around a part's name, so names here have none (see docs/api.md).
 part_names = names.filter(
     lambda name: not set(name) & set('"\\\r\n') and name == name.strip()
 )
