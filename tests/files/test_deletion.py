@@ -102,3 +102,16 @@ def test_the_freed_quota_takes_new_files(public, owner_api, form, sent, store, s
     owner_api.delete(f"/api/v1/forms/{form.pk}/submissions/{sent.pk}")
 
     assert post(public, form, {"cv": upload("cv.pdf", PDF)}).status_code == 200
+
+
+def test_the_admins_delete_removes_the_files(form, sent, store, user):
+    from django.contrib.admin.sites import site
+    from django.test import RequestFactory
+
+    from forms_app.models import Form
+
+    request = RequestFactory().post("/admin/")
+    site._registry[Submission].delete_queryset(request, Submission.objects.all())
+    assert all_gone(store, user)
+    site._registry[Form].delete_model(request, form)
+    assert not Form.objects.exists()
