@@ -209,6 +209,10 @@ class FormSettingsForm(DashboardForm):
             "blockedWords": _lines(data["blockedWords"]),
             "retentionDays": data["retentionDays"],
             "notifyOwner": data["notifyOwner"],
+            "fileUploads": {
+                "maxBytes": data["maxBytes"], "maxFiles": data["maxFiles"],
+                "types": _lines(data["uploadTypes"]),
+            } if data["fileUploads"] else None,
         }
         if data["captchaProvider"]:
             values["captchaProvider"] = data["captchaProvider"]
