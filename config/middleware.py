@@ -181,11 +181,10 @@ class NoStoreMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         path = request.path
-        if path.startswith(self.PATHS) and not path.startswith(self.CACHEABLE):
-            # A view that already forbids storing (a file download's "private, no-store")
-            # keeps its own words.
-            if "no-store" not in response.get("Cache-Control", ""):
-                response["Cache-Control"] = "no-store"
+        # A view's own no-store stays (a download's "private, no-store").
+        own = "no-store" in response.get("Cache-Control", "")
+        if path.startswith(self.PATHS) and not path.startswith(self.CACHEABLE) and not own:
+            response["Cache-Control"] = "no-store"
         return response
 
 

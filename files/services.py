@@ -76,8 +76,8 @@ def files_stored(*, form: Form, received: Received | None, submission_id) -> Ite
     if not storage_reserve(owner_id=form.owner_id, size=total):
         raise quota_exceeded(received.files[0].field)
     keys: list[str] = []
+    rows: list[StoredFile] = []
     try:
-        rows = []
         for position, item in enumerate(received.files):
             content = File(item.data)
             content.size = item.size
@@ -91,7 +91,9 @@ def files_stored(*, form: Form, received: Received | None, submission_id) -> Ite
         StoredFile.objects.bulk_create(rows)
         yield
     except BaseException:
-        StoredFile.objects.filter(submission_id=submission_id).delete()
+        # Only this request's rows: a request that took over an Idempotency-Key may find the
+        # submission (and its files) stored by the first.
+        StoredFile.objects.filter(pk__in=[row.pk for row in rows]).delete()
         _remove(keys)
         storage_give_back(owner_id=form.owner_id, size=total)
         raise

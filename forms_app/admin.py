@@ -3,6 +3,7 @@ from django.db import models
 
 from config.admin import ChangedFieldsOnlyAdmin
 from forms_app.models import Form
+from forms_app.services import form_delete
 
 
 @admin.register(Form)
@@ -30,3 +31,11 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
     @admin.display(boolean=True, description="CAPTCHA")
     def recaptcha_enabled(self, form: Form) -> bool:
         return form.recaptcha_enabled
+
+    # Through the service, so the form's uploaded files leave storage and the quota with it.
+    def delete_model(self, request, obj: Form) -> None:
+        form_delete(form=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for form in queryset:
+            form_delete(form=form)

@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from integrations.admin import DeliveryInline
 from submissions.models import Erasure, Submission
+from submissions.services import submission_delete
 
 
 @admin.register(Submission)
@@ -19,6 +20,14 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+    # Through the service, so the submission's files leave storage and the quota with it.
+    def delete_model(self, request, obj: Submission) -> None:
+        submission_delete(submission=obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for submission in queryset:
+            submission_delete(submission=submission)
 
 
 @admin.register(Erasure)

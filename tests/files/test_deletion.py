@@ -55,13 +55,13 @@ def test_the_dashboards_delete_removes_the_files(client, user, form, sent, store
     assert all_gone(store, user)
 
 
-def test_retention_removes_the_files(form, sent, store, user, django_capture_on_commit_callbacks):
+def test_retention_removes_the_files(form, sent, store, user,
+                                     django_capture_on_commit_callbacks):
     form.retention_days = 1
     form.save()
     age(sent, 2)
 
-    # The files go once the deletion has committed (a rolled-back one keeps them).
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks(execute=True):  # files go once the rows have
         assert retention_purge() == 1
     assert all_gone(store, user)
 
@@ -106,3 +106,18 @@ def test_the_freed_quota_takes_new_files(public, owner_api, form, sent, store, s
     owner_api.delete(f"/api/v1/forms/{form.pk}/submissions/{sent.pk}")
 
     assert post(public, form, {"cv": upload("cv.pdf", PDF)}).status_code == 200
+
+
+def test_the_admins_delete_removes_the_files(form, sent, store, user,
+                                             django_capture_on_commit_callbacks):
+    from django.contrib.admin.sites import site
+    from django.test import RequestFactory
+
+    from forms_app.models import Form
+
+    request = RequestFactory().post("/admin/")
+    with django_capture_on_commit_callbacks(execute=True):
+        site._registry[Submission].delete_queryset(request, Submission.objects.all())
+    assert all_gone(store, user)
+    site._registry[Form].delete_model(request, form)
+    assert not Form.objects.exists()
