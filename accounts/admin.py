@@ -1,12 +1,17 @@
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from accounts import registration
+from accounts import registration, two_factor
+from accounts.device import Client
 from accounts.models import EmailCode, Invitation, MailerStatus, User
-from accounts.services import usage_reset
+from accounts.services import usage_reset, user_authenticate
 from config.admin import ChangedFieldsOnlyAdmin
+from config.errors import ServiceError
 
 
 class UserCreateForm(AdminUserCreationForm):
@@ -114,3 +119,36 @@ class InvitationAdmin(admin.ModelAdmin):
         for invitation in queryset:
             registration.invitation_create(email=invitation.email)
         messages.success(request, f"Renewed {queryset.count()} invitations for 7 days.")
+
+
+class StaffSignInForm(AdminAuthenticationForm):
+    """The admin's sign-in, checked by the same service as every other sign-in surface (its
+    limits, device cookies and two-step codes). Operators must have two-step sign-in on; one
+    who has not is sent to set it up (config/public_pages.py reads the mark left here)."""
+
+    otp = forms.CharField(label="Two-step code", required=False, max_length=64,
+                          widget=forms.TextInput(attrs={"autocomplete": "one-time-code"}))
+
+    def clean(self) -> dict:
+        email, password = self.cleaned_data.get("username"), self.cleaned_data.get("password")
+        request = self.request
+        if not email or not password or request is None:
+            return self.cleaned_data
+        try:
+            user = user_authenticate(email=email, password=password,
+                                     client=Client.of(request),
+                                     otp=self.cleaned_data.get("otp") or None)
+        except ServiceError as error:
+            request.signin_refusal = error  # type: ignore[attr-defined]
+            raise ValidationError(error.message, code=error.code) from None
+        self.confirm_login_allowed(user)
+        if not two_factor.is_enabled(user):
+            request.needs_two_factor = user  # type: ignore[attr-defined]
+            raise ValidationError("Operators must turn on two-step sign-in first.",
+                                  code="two_factor_setup")
+        self.user_cache = user
+        return self.cleaned_data
+
+
+admin.site.login_form = StaffSignInForm
+admin.site.login_template = "admin/staff_login.html"

@@ -44,23 +44,23 @@ def limited(group: str):
 
 @limited("admin-login")
 def admin_login(request: HttpRequest) -> HttpResponse:
-    """The admin's sign-in, checked by the same service as every other sign-in surface (its
-    limits, its device cookie); Django's own form then signs the operator in."""
-    from accounts import device, services
-    from accounts.device import Client
+    """The admin's sign-in: Django's view with accounts.admin.StaffSignInForm, which checks it
+    through the same service as every other surface. Past a limit the page answers 429; an
+    operator without two-step sign-in is signed in to the dashboard to turn it on."""
+    from django.shortcuts import redirect
 
-    user = None
-    if request.method == "POST":
-        try:
-            user = services.user_authenticate(
-                email=request.POST.get("username", ""),
-                password=request.POST.get("password", ""),
-                client=Client.of(request),
-            )
-        except ServiceError as error:
-            if error.status_code == 429:
-                return too_many(error)
+    from accounts import device, services
+    from accounts.views import set_auth_cookie
+
     response = admin.site.login(request)
-    if user is not None and response.status_code == 302:
-        device.remember(response, user)
+    refusal = getattr(request, "signin_refusal", None)
+    if refusal is not None and refusal.status_code == 429:
+        return too_many(refusal)
+    needs_setup = getattr(request, "needs_two_factor", None)
+    if needs_setup is not None:
+        response = redirect("dashboard:two-factor")
+        set_auth_cookie(response, services.token_for(needs_setup))
+        device.remember(response, needs_setup)
+    elif response.status_code == 302 and request.user.is_authenticated:
+        device.remember(response, request.user)
     return response

@@ -66,7 +66,26 @@ class LoginForm(DashboardForm):
         label="Password", max_length=256, strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
+    otp = forms.CharField(
+        label="Two-step code", required=False, max_length=64,
+        help_text="Only if you turned on two-step sign-in: the app's code or a recovery code.",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code"}),
+    )
     next = forms.CharField(required=False, widget=forms.HiddenInput)
+
+
+class TwoFactorCodeForm(DashboardForm):
+    code = forms.CharField(
+        label="Code from your authenticator app", max_length=64,
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code"}),
+    )
+
+
+class TwoFactorDisableForm(TwoFactorCodeForm):
+    password = forms.CharField(
+        label="Password", max_length=256, strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
 
 
 class EmailForm(DashboardForm):

@@ -23,6 +23,7 @@ from rest_framework import serializers
 
 from accounts import device, registration
 from accounts import services as accounts
+from accounts import two_factor as accounts_two_factor
 from accounts.authentication import signed_in
 from accounts.device import Client
 from accounts.views import clear_auth_cookie, set_auth_cookie
@@ -43,9 +44,12 @@ from dashboard.forms import (
     ResetForm,
     SearchForm,
     SignupForm,
+    TwoFactorCodeForm,
+    TwoFactorDisableForm,
     VerifyForm,
 )
 from dashboard.links import with_query
+from dashboard.qr import qr_svg
 from files.selectors import files_of, usage_of
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
@@ -194,7 +198,8 @@ def login(request: HttpRequest) -> HttpResponse:
     email = form.cleaned_data["email"]
     try:
         user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"],
-                                          client=Client.of(request))
+                                          client=Client.of(request),
+                                          otp=form.cleaned_data["otp"] or None)
     except ServiceError as error:
         messages.error(request, _error_text(error))
         if error.code == "email_not_verified":
@@ -287,6 +292,66 @@ def change_password(request: HttpRequest) -> HttpResponse:
         return _error_page(request, "dashboard/account.html", context, error)
     messages.success(request, "Password changed. Every other session was logged out.")
     response = redirect("dashboard:account")
+    set_auth_cookie(response, accounts.token_for(user))
+    return response
+
+
+@login_required
+def two_factor_page(request: HttpRequest) -> HttpResponse:
+    user = signed_in(request)
+    context = {"section": "account", "enabled": accounts_two_factor.is_enabled(user),
+               "left": accounts_two_factor.recovery_codes_left(user),
+               "form": TwoFactorDisableForm()}
+    return render(request, "dashboard/two_factor.html", context)
+
+
+@login_required
+@require_POST
+def two_factor_setup(request: HttpRequest) -> HttpResponse:
+    try:
+        secret, uri = accounts_two_factor.setup(user=signed_in(request))
+    except ServiceError as error:
+        messages.error(request, error.message)
+        return redirect("dashboard:two-factor")
+    context = {"section": "account", "secret": secret, "qr": qr_svg(uri),
+               "form": TwoFactorCodeForm()}
+    return render(request, "dashboard/two_factor_setup.html", context)
+
+
+@login_required
+@require_POST
+def two_factor_enable(request: HttpRequest) -> HttpResponse:
+    form = TwoFactorCodeForm(request.POST)
+    user = signed_in(request)
+    try:
+        codes = accounts_two_factor.enable(user=user, code=request.POST.get("code", ""))
+    except ServiceError as error:
+        messages.error(request, f"{error.message} Start again with a new secret.")
+        return _error_page(request, "dashboard/two_factor.html",
+                           {"section": "account", "enabled": False, "form": form}, error)
+    response = render(request, "dashboard/two_factor_codes.html",
+                      {"section": "account", "codes": codes})
+    set_auth_cookie(response, accounts.token_for(user))  # every other session was logged out
+    return response
+
+
+@login_required
+@require_POST
+def two_factor_disable(request: HttpRequest) -> HttpResponse:
+    form = TwoFactorDisableForm(request.POST)
+    user = signed_in(request)
+    context = {"section": "account", "enabled": True, "form": form,
+               "left": accounts_two_factor.recovery_codes_left(user)}
+    if not form.is_valid():
+        return _form_page(request, "dashboard/two_factor.html", context)
+    try:
+        accounts_two_factor.disable(user=user, password=form.cleaned_data["password"],
+                                    code=form.cleaned_data["code"])
+    except ServiceError as error:
+        messages.error(request, _error_text(error))
+        return _error_page(request, "dashboard/two_factor.html", context, error)
+    messages.success(request, "Two-step sign-in is off. Every other session was logged out.")
+    response = redirect("dashboard:two-factor")
     set_auth_cookie(response, accounts.token_for(user))
     return response
 

@@ -1,12 +1,27 @@
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
+from forms_app.models import Form
 from pullapi import services
 from pullapi.models import ApiKey
 
 
+class ApiKeyForm(forms.ModelForm):
+    class Meta:
+        model = ApiKey
+        fields = ["name", "forms"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if "forms" in self.fields:  # only the key owner's forms may be chosen
+            field = self.fields["forms"]
+            field.queryset = Form.objects.filter(owner_id=self.instance.owner_id)  # type: ignore[attr-defined]
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
+    form = ApiKeyForm
     list_display = ["name", "prefix", "owner", "scopes", "created_at", "last_used_at",
                     "revoked_at"]
     list_select_related = ["owner"]

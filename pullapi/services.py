@@ -107,6 +107,8 @@ def api_key_touch(*, api_key: ApiKey) -> None:
 
 @functools.cache
 def _readable_sql(by_id: bool) -> str:
+    # A key reads only forms of its own owner, whatever was attached to it (an operator in
+    # the admin, or a form that changed hands).
     forms = ApiKey.forms.through._meta
     # Whether its submissions carry files (files/selectors.py), in the same round trip.
     files = (f"(f.file_uploads IS NOT NULL OR EXISTS (SELECT 1 FROM "
@@ -114,6 +116,7 @@ def _readable_sql(by_id: bool) -> str:
     return (
         f"SELECT f.id, {files} FROM {Form._meta.db_table} f "
         f"JOIN {forms.db_table} a ON a.form_id = f.id "
+        f"JOIN {ApiKey._meta.db_table} k ON k.id = a.apikey_id AND k.owner_id = f.owner_id "
         f"WHERE a.apikey_id = %s AND f.{'id' if by_id else 'slug'} = %s"
     )
 

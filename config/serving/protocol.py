@@ -29,6 +29,8 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
+from config.serving import access_log
+
 MAX_TARGET_BYTES = 16 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADER_FIELDS = 100
@@ -82,6 +84,7 @@ def error_response(status: int, code: str, message: str, headers: tuple = ()) ->
 class EdgeProtocol(HttpToolsProtocol):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        access_log.install()  # before this connection's first request is logged
         self.limits = limits()
         self.deadline: asyncio.TimerHandle | None = None
         self.reading = False  # a request has begun and is not whole yet

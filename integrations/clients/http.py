@@ -92,14 +92,17 @@ def private_allowed() -> bool:
 
 
 def check_address(address: str) -> None:
+    """Refuse a destination that is not public. The message never names the address: an
+    owner reads it (the integration's status, its test), and naming what a host resolved to
+    would let any account map internal names."""
     if private_allowed():
         return
     try:
         ip = ipaddress.ip_address(address.split("%")[0])
     except ValueError:
-        raise BlockedAddress(f"{address} is not an IP address") from None
+        raise BlockedAddress("the host did not resolve to an IP address") from None
     if not is_public(ip):
-        raise BlockedAddress(f"{ip} is not a public address")
+        raise BlockedAddress("the host resolves to an address that is not public")
 
 
 def vetted_addresses(host: str, port: int) -> list[str]:

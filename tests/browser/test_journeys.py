@@ -8,7 +8,14 @@ from accounts.models import User
 from integrations.models import Delivery
 from integrations.services import integration_create
 from tests.browser.conftest import StaticSite
-from tests.conftest import PASSWORD, last_code, make_user, submit
+from tests.conftest import (
+    PASSWORD,
+    last_code,
+    make_user,
+    next_code,
+    submit,
+    turn_on_two_factor,
+)
 from tests.fakes import FakeServer, Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,11 +129,13 @@ def test_an_operator_retries_a_failed_delivery_in_the_admin(
     page, live_server, receiver, settings, shot
 ):
     delivery = a_failed_delivery(receiver, settings)
-    User.objects.create_superuser("ops@example.com", "ops-password-123")
+    operator = User.objects.create_superuser("ops@example.com", "ops-password-123")
+    secret, _ = turn_on_two_factor(operator)
 
     page.goto("/admin/login/")
     page.get_by_label("Email").fill("ops@example.com")
     page.get_by_label("Password").fill("ops-password-123")
+    page.get_by_label("Two-step code").fill(next_code(secret))
     page.get_by_role("button", name="Log in").click()
     page.goto("/admin/integrations/delivery/?state__exact=failed")
     page.locator(f'input[name="_selected_action"][value="{delivery.pk}"]').check()
@@ -383,6 +392,45 @@ def test_an_owner_changes_resets_and_uses_a_password(page, live_server, shot):
 
     page.get_by_label("Email").fill("owner@example.com")
     page.get_by_label("Password").fill("a-third-long-password")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+    expect(page.get_by_role("heading", name="Your forms")).to_be_visible()
+
+
+def test_an_owner_turns_on_two_step_sign_in_and_signs_in_with_codes(page, live_server, shot):
+    import pyotp
+
+    make_user()
+    sign_in(page)
+    page.get_by_role("link", name="Account").click()
+    page.get_by_role("link", name="Two-step sign-in settings").click()
+    page.get_by_role("button", name="Set up two-step sign-in").click()
+    expect(page.locator(".qr svg")).to_be_visible()  # drawn on the page, no outside service
+    secret = page.locator("#totp-secret").inner_text()
+    shot(page, "15-two-step-setup")
+    page.get_by_label("Code from your authenticator app").fill(pyotp.TOTP(secret).now())
+    page.get_by_role("button", name="Turn on two-step sign-in").click()
+    codes = page.locator("#recovery-codes code").all_inner_texts()
+    assert len(codes) == 10
+    shot(page, "16-recovery-codes")
+
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url(re.compile(r"/dashboard/login"))
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_text("Enter the code from your authenticator app")).to_be_visible()
+
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Two-step code").fill(next_code(secret))
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url(re.compile(r"/dashboard/login"))
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Two-step code").fill(codes[0])
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(re.compile(r"/dashboard/$"))
     expect(page.get_by_role("heading", name="Your forms")).to_be_visible()

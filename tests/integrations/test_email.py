@@ -77,3 +77,33 @@ def test_email_test_event(owner_api, mailer, provider):
 
     assert response.json()["success"] is True
     assert "Ada Lovelace" in provider.requests[0].json()["text"]
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"fromEmail": "Shop <shop@example.com>\r\nBcc: all@example.com"}, "config.fromEmail"),
+        ({"fromEmail": "Sh\nop <shop@example.com>"}, "config.fromEmail"),
+        ({"toEmail": "owner@example.com\nBcc: x@example.com"}, "config.toEmail"),
+        ({"subject": "Lead\r\nBcc: x@example.com"}, "config.subject"),
+        ({"subject": "Lead\x00"}, "config.subject"),
+        ({"subject": "Lead\u2028more"}, "config.subject"),
+        ({"autoresponse": {"subject": "Thanks\nBcc: x@example.com", "text": "Hi"}},
+         "config.autoresponse.subject"),
+    ],
+)
+def test_control_characters_are_refused_in_mail_headers(owner_api, form, config, field):
+    body = {"type": "EMAIL", "formId": str(form.pk), "config": {**EMAIL_CONFIG, **config}}
+
+    response = owner_api.post("/api/v1/integrations", body, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "validation_error"
+    assert list(response.json()["details"]) == [field]
+
+
+def test_a_line_break_in_the_autoresponse_text_is_fine(owner_api, form):
+    config = {**EMAIL_CONFIG, "autoresponse": {"subject": "Thanks", "text": "Hi,\n\nthanks."}}
+    body = {"type": "EMAIL", "formId": str(form.pk), "config": config}
+
+    assert owner_api.post("/api/v1/integrations", body, format="json").status_code == 201

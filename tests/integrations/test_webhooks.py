@@ -332,7 +332,8 @@ def test_every_address_of_a_host_is_vetted_before_any_connection(settings, monke
 
     result = send_to_url("http://mixed.example/hook")
 
-    assert result.error == "Blocked: 10.0.0.5 is not a public address"
+    assert result.error == "Blocked: the host resolves to an address that is not public"
+    assert "10.0.0.5" not in result.error
     assert connected == []
 
 
@@ -419,3 +420,23 @@ def test_an_older_attempt_finishing_last_does_not_set_the_status(hook, clock):
 
     hook.refresh_from_db()
     assert (hook.status, hook.last_error) == ("healthy", None)
+
+
+def test_an_owners_test_never_learns_what_a_host_resolved_to(owner_api, form, settings,
+                                                             monkeypatch):
+    """Any account could otherwise map internal names through the error messages."""
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    created = owner_api.post("/api/v1/integrations", {
+        "type": "WEBHOOK", "formId": str(form.pk),
+        "config": {"url": "https://intranet.example/hook"}}, format="json")
+    assert created.status_code == 201
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.20.30.40", port))])
+
+    tested = owner_api.post(f"/api/v1/integrations/{created.json()['_id']}/test")
+    status = owner_api.get(f"/api/v1/integrations/{created.json()['_id']}/status")
+
+    assert tested.json()["success"] is False
+    assert "10.20.30.40" not in tested.content.decode()
+    assert "10.20.30.40" not in status.content.decode()
+    assert "not public" in tested.json()["message"]

@@ -213,3 +213,33 @@ def test_createapikey_takes_the_hooks_scope(user, form, capsys):
 
     assert dict(ApiKey.objects.values_list("name", "scopes")) == {
         "zap": "read hooks", "sync": "read"}
+def test_an_operator_cannot_attach_another_owners_form_to_a_key(admin_client, user,
+                                                                  other_user):
+    from forms_app.services import form_create
+    from pullapi.models import ApiKey
+    from tests.conftest import create_key
+
+    mine = form_create(owner=user, name="Mine")
+    theirs = form_create(owner=other_user, name="Theirs")
+    create_key(user, [mine])
+    key = ApiKey.objects.get()
+    page = f"/admin/pullapi/apikey/{key.pk}/change/"
+
+    response = admin_client.post(page, {"name": "sync", "forms": [str(mine.pk), str(theirs.pk)]})
+
+    assert response.status_code == 200  # the page again, with the error
+    assert list(key.forms.all()) == [mine]
+    assert str(theirs.pk) not in admin_client.get(page).content.decode()
+
+
+def test_a_key_never_reads_another_owners_form_even_if_attached(puller, user, other_user):
+    from forms_app.services import form_create
+    from pullapi.models import ApiKey
+    from tests.conftest import add_submission
+
+    theirs = form_create(owner=other_user, name="Theirs")
+    add_submission(theirs, {"secret": "x"})
+    ApiKey.objects.get().forms.add(theirs)  # as a stale or careless write would
+
+    for params in ({"formId": theirs.slug}, {"formId": str(theirs.pk)}):
+        assert puller.get("/api/v1/submissions", params).status_code == 404

@@ -32,14 +32,16 @@ class Answer:
 
 
 class EdgeServer:
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, access_log: bool = False) -> None:
         from config.wsgi import application
         from files.receiving import LARGEST_BODY
 
         self.bridge = WsgiBridge(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, threads,
                                  upload_limit=LARGEST_BODY)
         config = uvicorn.Config(self.bridge, **{**Worker.CONFIG_KWARGS, "loop": "asyncio"},
-                                timeout_keep_alive=2, log_level="warning", access_log=False)
+                                timeout_keep_alive=2, access_log=access_log,
+                                log_level="info" if access_log else "warning",
+                                log_config=None)
         self.server = uvicorn.Server(config)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))

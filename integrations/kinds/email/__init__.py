@@ -10,7 +10,11 @@ from django.utils.html import escape
 from integrations.clients import email_provider
 from integrations.kinds.base import ConfigForm, Kind, Outcome, optional_text
 from integrations.kinds.email import autoresponse
-from integrations.validation import email_address_error
+from integrations.validation import (
+    CONTROL_CHARACTERS,
+    email_address_error,
+    has_control_characters,
+)
 from submissions.representation import field_text
 
 SUBJECT = {"type": "string", "maxLength": 200}
@@ -79,6 +83,8 @@ def errors(config: dict[str, Any]) -> dict[str, str]:
     subject = config.get("subject")
     if subject is not None and (not isinstance(subject, str) or len(subject) > 200):
         found["config.subject"] = "The subject must be text of at most 200 characters."
+    elif has_control_characters(subject):
+        found["config.subject"] = CONTROL_CHARACTERS
     return {**found, **autoresponse.errors(config)}
 
 

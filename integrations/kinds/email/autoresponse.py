@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from config import clock
 from integrations.clients import email_provider
 from integrations.models import AutoresponseSent
+from integrations.validation import CONTROL_CHARACTERS, has_control_characters
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,8 @@ def errors(config: dict[str, Any]) -> dict[str, str]:
                 value = reply[key]
                 if not isinstance(value, str) or not value.strip() or len(value) > limit:
                     found[f"config.autoresponse.{key}"] = f"Text of 1 to {limit} characters."
+                elif key == "subject" and has_control_characters(value):
+                    found["config.autoresponse.subject"] = CONTROL_CHARACTERS
     field = config.get("autoresponseEmailField", DEFAULT_FIELD)
     if not isinstance(field, str) or not field.strip() or len(field) > MAX_FIELD:
         found["config.autoresponseEmailField"] = f"A field name of 1 to {MAX_FIELD} characters."
