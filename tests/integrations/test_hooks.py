@@ -36,7 +36,7 @@ def zapier(user, form) -> CommitClient:
 def other_form(user):
     from forms_app.services import form_create
 
-    return form_create(owner=user, name="Other")
+    return form_create(owner=user, name="Other", notify_owner=False)
 
 
 def subscribe(client, form, url="https://hooks.zapier.example/catch/1", **extra):
@@ -95,7 +95,7 @@ def test_a_read_only_key_is_403(puller, form, method, path):
 def test_a_key_cannot_subscribe_to_a_form_it_does_not_hold(zapier, other_form, other_user):
     from forms_app.services import form_create
 
-    strangers = form_create(owner=other_user, name="Theirs")
+    strangers = form_create(owner=other_user, name="Theirs", notify_owner=False)
 
     for target in (other_form, strangers):
         response = subscribe(zapier, target)
