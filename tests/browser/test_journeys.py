@@ -116,9 +116,8 @@ def a_failed_delivery(receiver, settings) -> Delivery:
 
     settings.DELIVERY_RETRY_DELAYS = []
     receiver.handler = lambda _r: Reply(500)
-    form = form_create(owner=make_user(), name="Leads")
     # The webhook's delivery alone: the owner's own notification email is off for this form.
-    type(form).objects.filter(pk=form.pk).update(notify_owner=False)
+    form = form_create(owner=make_user(), name="Leads", notify_owner=False)
     integration_create(owner=form.owner, type="WEBHOOK", config={"url": receiver.url})
     submit(CommitClient(), form, {"name": "Ada Lovelace", "message": "Hello"})
     delivery = Delivery.objects.get()
