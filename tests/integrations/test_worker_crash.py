@@ -79,7 +79,7 @@ def test_worker_killed_mid_delivery_does_not_lose_it(tmp_path, settings):
     try:
         with FakeServer(hold_the_first_request) as receiver:
             owner = make_user()
-            form = form_create(owner=owner, name="Crashy")
+            form = form_create(owner=owner, name="Crashy", notify_owner=False)
             integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
             workers.append(start_worker(tmp_path, settings))
             submit(CommitClient(), form)

@@ -28,7 +28,7 @@ def owner():
 def form(owner):
     from forms_app.services import form_create
 
-    return form_create(owner=owner, name="Live")
+    return form_create(owner=owner, name="Live", notify_owner=False)
 
 
 def post(form, data, **extra):
