@@ -243,8 +243,8 @@ def read_fields(request: HttpRequest, uploads: Received | None = None) -> list[l
             pairs = _urlencoded_pairs(request)
         elif content_type == "multipart/form-data":
             pairs = _multipart_pairs(request, uploads)
-        elif content_type == "text/plain" and (pairs := _text_json_pairs(request)) is not None:
-            pass
+        elif content_type == "text/plain" and (as_json := _text_json_pairs(request)) is not None:
+            pairs = as_json
         else:
             raise ServiceError(
                 "unsupported_media_type",

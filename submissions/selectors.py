@@ -133,3 +133,9 @@ def _daily_counts(form_ids: list, first_day: date, days: int) -> list[tuple]:
 
 def _as_uuid(value) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
+
+
+def submissions_chosen(form: Form, ids: list, status: str | None = None) -> list[Submission]:
+    """The submissions of ``form`` among ``ids`` (another form's ids choose nothing)."""
+    rows = Submission.objects.filter(form=form, pk__in=ids)
+    return list(rows.filter(status=status) if status else rows)
