@@ -16,9 +16,8 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ["id", "form__slug", "form__name", "ip"]
     list_filter = ["status", "submitted_at"]
     ordering = ["-submitted_at", "-id"]
-    fields = ["id", "form", "status", "arrived_at", "submitted_at", "values", "ip",
-              "user_agent", "origin", "spam", "read_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("id", "form", "status", "arrived_at", "submitted_at", "values",
+                                "ip", "user_agent", "origin", "spam", "read_at")
     date_hierarchy = "submitted_at"
     inlines = [DeliveryInline]
 
