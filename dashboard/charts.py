@@ -36,7 +36,7 @@ def daily_bars(counts: list[int], first_day: date) -> list[Bar]:
 # The form page's chart: 30 days with a count axis and a day axis, drawn to scale in a
 # viewBox, so it shrinks to a phone's width with its labels.
 CHART_WIDTH, CHART_HEIGHT = 640, 180
-LEFT, BOTTOM, TOP, RIGHT = 36, 24, 12, 8
+LEFT, BOTTOM, TOP, RIGHT = 40, 26, 12, 24
 
 
 @dataclass(frozen=True)

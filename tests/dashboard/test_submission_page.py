@@ -134,9 +134,9 @@ def test_a_forms_page_lists_the_integrations_that_receive_it(owner, form, user):
     html = owner.get(f"/dashboard/forms/{form.pk}/integrations").content.decode()
     section = html[html.index('id="integrations-heading"'):]
 
-    assert ("<strong>Webhook to hooks.example.com</strong> <span class=\"hint\">(every form)"
-            "</span>") in section
-    assert "<strong>Slack</strong>" in section
+    assert ('<strong class="token">Webhook to hooks.example.com</strong> '
+            '<span class="hint">(every form)</span>') in section
+    assert '<strong class="token">Slack</strong>' in section
     assert "Discord" not in section
     assert f'href="/dashboard/forms/{form.pk}/integrations" aria-current="page"' in html
 
