@@ -68,3 +68,28 @@ def shown_error(text: str | None) -> ShownError | None:
         if pattern.search(text):
             return ShownError(sentence, text)
     return ShownError("The delivery failed.", text)
+
+
+# The API's field names as the dashboard's pages label them, for messages about a write that
+# failed (the account pages, the integration cards). The settings form labels its own.
+FIELD_LABELS = {
+    "email": "Email", "password": "Password", "code": "Code",
+    "currentPassword": "Current password", "newPassword": "New password",
+    "type": "Type", "formId": "Form", "url": "HTTPS URL", "webhookUrl": "Webhook URL",
+    "apiKey": "Email provider API key", "fromEmail": "From", "toEmail": "Send notifications to",
+    "subject": "Subject", "autoresponse": "Autoresponse",
+    "autoresponse.subject": "Autoresponse subject", "autoresponse.text": "Autoresponse text",
+    "autoresponseSubject": "Autoresponse subject", "autoresponseText": "Autoresponse text",
+    "autoresponseEmailField": "Field holding their address", "name": "Name",
+    "forms": "Forms it may read",
+}
+_INDEX = re.compile(r"(\[\d+\]|\.\d+)+$")
+
+
+def field_label(key: str) -> str:
+    """``config.toEmail`` -> "Send notifications to"; an unknown name in words."""
+    name = _INDEX.sub("", key.removeprefix("config."))
+    if name in FIELD_LABELS:
+        return FIELD_LABELS[name]
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name.replace("_", " ").split(".")[-1])
+    return words[:1].upper() + words[1:].lower()

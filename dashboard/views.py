@@ -42,7 +42,7 @@ from dashboard.forms import (
     VerifyForm,
 )
 from dashboard.links import with_query
-from dashboard.naming import destination
+from dashboard.naming import destination, field_label
 from dashboard.reveal import reveal_once, revealed, shown
 from dashboard.zones import time_zone_set
 from files.selectors import files_of, usage_of
@@ -74,12 +74,15 @@ PAGE_SIZE = 20
 
 
 def _error_text(error: ServiceError | serializers.ValidationError) -> str:
+    """What went wrong, each field named as the pages label it (never the API's name)."""
     if isinstance(error, serializers.ValidationError):
         details = flatten_details(error.detail)
-        return "; ".join(f"{field}: {text}" for field, text in details.items())
-    if error.details:
-        return "; ".join(f"{field}: {text}" for field, text in error.details.items())
-    return error.message
+    elif error.details:
+        details = error.details
+    else:
+        return error.message
+    return "; ".join(text if field == "non_field_errors" else f"{field_label(field)}: {text}"
+                     for field, text in details.items())
 
 
 def _error_page(

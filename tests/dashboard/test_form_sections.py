@@ -378,3 +378,19 @@ def test_integrations_are_named_by_destination_with_errors_in_words(owner, user,
         assert ("<summary>The destination could not be reached: nothing answered at that "
                 "address.</summary><code>Connection failed: NewConnectionError</code>") in html
     assert "Never Run" not in listing and "Not run yet" in listing
+
+
+def test_a_failed_integration_names_the_field_as_its_card(owner):
+    response = owner.post("/dashboard/integrations/new", {"type": "WEBHOOK", "url": "http://x"})
+
+    message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
+    assert message.startswith("Integration not created. HTTPS URL: ")
+    assert "config.url" not in message
+
+
+def test_a_weak_password_is_named_as_the_page_labels_it(client, db):
+    response = client.post("/dashboard/signup",
+                           {"email": "a@example.com", "password": "password"})
+
+    message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
+    assert message.startswith("Password: ")
