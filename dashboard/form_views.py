@@ -132,14 +132,14 @@ def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
     if request.method != "POST":
         return _settings_page(request, form, FormSettingsForm(form=form))
     posted = FormSettingsForm(request.POST, form=form)
+    if not posted.is_valid():
+        return _settings_failed(request, form, posted, 400)
     try:
-        if not posted.is_valid():
-            raise serializers.ValidationError()
         values = FormInputSerializer(data=posted.api_values(), partial=True)
         values.is_valid(raise_exception=True)
         forms.form_update(form=form, **values.validated_data)
     except serializers.ValidationError as error:
-        posted.add_api_errors(flatten_details(error.detail) if error.detail else {})
+        posted.add_api_errors(flatten_details(error.detail))
         return _settings_failed(request, form, posted, 400)
     except ServiceError as error:
         posted.add_api_errors(error.details or {"": error.message})
@@ -150,7 +150,8 @@ def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
 
 def _settings_failed(request: HttpRequest, form: Form, posted: FormSettingsForm,
                      status: int) -> HttpResponse:
-    named = "; ".join(f"{label}: {text}" for label, text in posted.labelled_errors())
+    named = "; ".join(f"{label}: {text}" if label else text
+                      for label, text in posted.labelled_errors())
     messages.error(request, f"Settings not saved. {named}".strip())
     return _settings_page(request, form, posted, status)
 

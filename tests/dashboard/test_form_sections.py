@@ -94,8 +94,9 @@ def test_a_settings_error_from_the_django_form_is_labelled_too(owner, form):
                           {"name": "Contact", "rateLimit": "ten"})
 
     assert response.status_code == 400
-    assert "Rate limit (submissions per minute per visitor): Enter a whole number." in text(
-        response)
+    message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
+    assert message == ("Settings not saved. Rate limit (submissions per minute per visitor): "
+                       "Enter a whole number.")
 
 
 def test_the_setup_snippet_has_the_honeypot_only_when_the_form_has_one(owner, form):
