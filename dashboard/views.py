@@ -42,7 +42,7 @@ from dashboard.forms import (
     VerifyForm,
 )
 from dashboard.links import with_query
-from dashboard.naming import destination, field_label
+from dashboard.naming import destination, field_label, shown_error
 from dashboard.reveal import reveal_once, revealed, shown
 from dashboard.zones import time_zone_set
 from files.selectors import files_of, usage_of
@@ -540,6 +540,10 @@ def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
         )
     except ServiceError as error:  # too many test sends
         success, message = False, error.message
+    failed = message.removeprefix("Test event failed: ")
+    if not success and failed != message:
+        # In words here; the recorded text is under the integration's status, one click away.
+        message = f"Test event not delivered. {shown_error(failed).summary}"  # type: ignore[union-attr]
     (messages.success if success else messages.error)(request, message)
     return redirect("dashboard:integrations")
 

@@ -395,3 +395,18 @@ def test_a_weak_password_is_named_as_the_page_labels_it(client, db):
 
     message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
     assert message.startswith("Password: ")
+
+
+def test_a_failed_test_send_says_what_happened_in_words(owner, user, allow_private_receiver):
+    from tests.fakes import Reply
+
+    allow_private_receiver.handler = lambda _request: Reply(500)
+    hook = integration_create(owner=user, type="WEBHOOK",
+                              config={"url": allow_private_receiver.url})
+
+    response = owner.post(f"/dashboard/integrations/{hook.pk}/test", follow=True)
+
+    html = text(response)
+    assert ("Test event not delivered. The destination had an error of its own (a 5xx answer)."
+            in html)
+    assert "<code>HTTP 500</code>" in html  # the recorded text, behind <details>
