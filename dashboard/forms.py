@@ -340,7 +340,7 @@ class BulkForm(forms.Form):
     ids = forms.MultipleChoiceField(error_messages={"required": "Choose a submission."})
     action = forms.ChoiceField(required=False, choices=[
         ("read", "Mark read"), ("unread", "Mark unread"), ("spam", "Spam"),
-        ("not-spam", "Not spam"), ("delete", "Delete")])
+        ("not-spam", "Not spam"), ("delete", "Delete"), ("export", "Export CSV")])
     folder = forms.ChoiceField(choices=[("inbox", "Inbox"), ("spam", "Spam")], required=False)
     page = forms.IntegerField(min_value=1, max_value=10**9, required=False)
 

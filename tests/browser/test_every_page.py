@@ -212,7 +212,13 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         expect(page.get_by_text("Settings saved.")).to_be_visible()
         reload_changes_nothing(page)
 
-        # The inbox's bulk actions: read, spam.
+        # The inbox's bulk actions: export the chosen, then spam.
+        page.goto(inbox)
+        page.locator("tr", has_text="ada@example.com").get_by_role("checkbox").check()
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Export chosen CSV").click()
+        exported = download.value.path().read_text(encoding="utf-8")
+        assert f'"{safe_cell(TAGS)}"' in exported and "grace@example.com" not in exported
         page.goto(inbox)
         page.get_by_label(re.compile("Choose the submission")).first.check()
         page.get_by_role("button", name="Mark spam").click()
