@@ -70,8 +70,6 @@ from submissions.services import (
     submissions_mark_read,
 )
 
-PAGE_SIZE = 20
-
 
 def _error_text(error: ServiceError | serializers.ValidationError) -> str:
     """What went wrong, each field named as the pages label it (never the API's name)."""
