@@ -523,9 +523,8 @@ def _owned_integration(request: HttpRequest, integration_id: str) -> Integration
 def integration_toggle(request: HttpRequest, integration_id: str) -> HttpResponse:
     integration = _owned_integration(request, integration_id)
     integrations.integration_update(integration=integration, enabled=not integration.enabled)
-    messages.success(
-        request, "Integration enabled." if integration.enabled else "Integration disabled."
-    )
+    state = "enabled" if integration.enabled else "disabled"
+    messages.success(request, f"{destination(integration)}: {state}.")
     return redirect("dashboard:integrations")
 
 
@@ -564,8 +563,9 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
 @login_required
 @require_POST
 def integration_remove(request: HttpRequest, integration_id: str) -> HttpResponse:
-    integrations.integration_delete(integration=_owned_integration(request, integration_id))
-    messages.success(request, "Integration deleted.")
+    integration = _owned_integration(request, integration_id)
+    integrations.integration_delete(integration=integration)
+    messages.success(request, f"{destination(integration)}: deleted.")
     return redirect("dashboard:integrations")
 
 

@@ -412,3 +412,14 @@ def test_a_failed_test_send_says_what_happened_in_words(owner, user, allow_priva
     assert ("Test event not delivered. The destination had an error of its own (a 5xx answer)."
             in html)
     assert "<code>HTTP 500</code>" in html  # the recorded text, behind <details>
+
+
+def test_integration_messages_name_the_destination(owner, user):
+    hook = integration_create(owner=user, type="WEBHOOK",
+                              config={"url": "https://hooks.example.com/x"})
+
+    disabled = owner.post(f"/dashboard/integrations/{hook.pk}/toggle", follow=True)
+    deleted = owner.post(f"/dashboard/integrations/{hook.pk}/delete", follow=True)
+
+    assert "Webhook to hooks.example.com: disabled." in text(disabled)
+    assert "Webhook to hooks.example.com: deleted." in text(deleted)
