@@ -92,7 +92,7 @@ def form_inbox(request: HttpRequest, form_id: str, folder: str = "inbox") -> Htt
     else:
         result = submissions_page(form, page=page, limit=PAGE_SIZE, status=folder)
     searched = search_form.cleaned_data if search else {}
-    activity = submission_activity([form.pk])[form.pk]
+    activity = submission_activity([form.pk], zone=timezone.get_current_timezone())[form.pk]
     return _section_page(
         request, form, folder, "dashboard/form_inbox.html",
         folder=folder,

@@ -14,6 +14,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
@@ -326,7 +327,7 @@ def home(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
     forms_list = form_selectors.with_folder_sizes(form_selectors.forms_of(user))
     ids = [form.pk for form in forms_list]
-    activity = submission_activity(ids)
+    activity = submission_activity(ids, zone=timezone.get_current_timezone())
     health = integration_selectors.health_by_form(user, ids)
     rows = [
         {"form": form, "activity": activity[form.pk], "health": health[form.pk],

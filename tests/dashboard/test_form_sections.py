@@ -423,3 +423,20 @@ def test_integration_messages_name_the_destination(owner, user):
 
     assert "Webhook to hooks.example.com: disabled." in text(disabled)
     assert "Webhook to hooks.example.com: deleted." in text(deleted)
+
+
+def test_the_charts_count_the_owners_days(owner, user, form, clock):
+    from zoneinfo import ZoneInfo
+
+    from submissions.selectors import activity
+
+    # 23:30 UTC on the 24th is the 25th in Paris, the last day of the chart there.
+    clock.current = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    add_submission(form, {"name": "Ada"}, at=datetime(2026, 11, 24, 23, 30, tzinfo=UTC))
+
+    in_utc = activity([form.pk])[form.pk].daily
+    in_paris = activity([form.pk], zone=ZoneInfo("Europe/Paris"))[form.pk].daily
+
+    assert in_utc[-2:] == [1, 0] and in_paris[-2:] == [0, 1]
+    type(user).objects.filter(pk=user.pk).update(time_zone="Europe/Paris")
+    assert "(days in Europe/Paris)" in text(owner.get(f"/dashboard/forms/{form.pk}"))
