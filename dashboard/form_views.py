@@ -18,7 +18,7 @@ from django.http import (
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework import serializers
 
 from accounts.authentication import signed_in
@@ -125,6 +125,7 @@ def form_integrations(request: HttpRequest, form_id: str) -> HttpResponse:
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
     """GET: the settings. POST: save them and come back here; if they are wrong, the page
     again with what was typed, each problem by its field, named as the page names it."""

@@ -440,3 +440,7 @@ def test_the_charts_count_the_owners_days(owner, user, form, clock):
     assert in_utc[-2:] == [1, 0] and in_paris[-2:] == [0, 1]
     type(user).objects.filter(pk=user.pk).update(time_zone="Europe/Paris")
     assert "(days in Europe/Paris)" in text(owner.get(f"/dashboard/forms/{form.pk}"))
+
+
+def test_the_settings_page_answers_get_and_post_only(owner, form):
+    assert owner.put(f"/dashboard/forms/{form.pk}/settings").status_code == 405
