@@ -58,6 +58,7 @@ def owner_data(settings):
     """An owner with a form full of awkward values, a failed webhook delivery and an email
     integration."""
     settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    settings.EMAIL_PROVIDER_API_URL = "http://127.0.0.1:9"  # nothing listens: no mail leaves
     owner = make_user()
     form = form_create(owner=owner, name="Leads from the autumn campaign landing page")
     hook = integration_create(owner=owner, type="WEBHOOK",

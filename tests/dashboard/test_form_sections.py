@@ -359,8 +359,11 @@ def test_the_inbox_chart_has_axes_and_counts(owner, form):
     assert "3 submissions from" in chart and "the busiest day had 3" in chart
 
 
-def test_integrations_are_named_by_destination_with_errors_in_words(owner, user, form):
+def test_integrations_are_named_by_destination_with_errors_in_words(owner, user, form,
+                                                                      settings):
     from integrations.models import Delivery, DeliveryState
+
+    settings.EMAIL_PROVIDER_API_URL = "http://127.0.0.1:9"  # nothing listens: no mail leaves
 
     hook = integration_create(owner=user, type="WEBHOOK",
                               config={"url": "https://hooks.example.com/x"})
