@@ -20,6 +20,8 @@ def destination(integration: Integration) -> str:
         return f"Webhook to {urlsplit(config.get('url', '')).hostname or 'an address'}"
     if kind == "EMAIL":
         return f"Email to {config.get('toEmail') or 'an address'}"
+    if kind == "OWNER_EMAIL":
+        return "Email to you"
     if kind == "GOOGLE_SHEETS":
         title = config.get("spreadsheetTitle") or config.get("title")
         return f"Google Sheets: {title}" if title else "Google Sheets"
