@@ -313,11 +313,22 @@ def two_factor_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def two_factor_setup(request: HttpRequest) -> HttpResponse:
+    """A new secret waiting for its first code; the page that shows it is a GET."""
     try:
-        secret, uri = accounts_two_factor.setup(user=signed_in(request))
+        accounts_two_factor.setup(user=signed_in(request))
     except ServiceError as error:
         messages.error(request, error.message)
         return redirect("dashboard:two-factor")
+    return redirect("dashboard:two-factor-new")
+
+
+@login_required
+def two_factor_new(request: HttpRequest) -> HttpResponse:
+    """The pending secret as a QR code drawn on the page, and the form for its first code."""
+    waiting = accounts_two_factor.pending(signed_in(request))
+    if waiting is None:
+        return redirect("dashboard:two-factor")
+    secret, uri = waiting
     context = {"section": "account", "secret": secret, "qr": qr_svg(uri),
                "form": TwoFactorCodeForm()}
     return render(request, "dashboard/two_factor_setup.html", context)
@@ -326,18 +337,28 @@ def two_factor_setup(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def two_factor_enable(request: HttpRequest) -> HttpResponse:
-    form = TwoFactorCodeForm(request.POST)
     user = signed_in(request)
     try:
         codes = accounts_two_factor.enable(user=user, code=request.POST.get("code", ""))
     except ServiceError as error:
-        messages.error(request, f"{error.message} Start again with a new secret.")
-        return _error_page(request, "dashboard/two_factor.html",
-                           {"section": "account", "enabled": False, "form": form}, error)
-    response = render(request, "dashboard/two_factor_codes.html",
-                      {"section": "account", "codes": codes})
+        messages.error(request, f"{error.message} Try the app's newest code.")
+        return redirect("dashboard:two-factor-new")
+    # The recovery codes reach the next page once, in the reveal cookie, never stored in clear.
+    response = reveal_once(redirect("dashboard:two-factor-codes"), user.pk,
+                           codes=" ".join(codes))
     set_auth_cookie(response, accounts.token_for(user))  # every other session was logged out
     return response
+
+
+@login_required
+def two_factor_codes(request: HttpRequest) -> HttpResponse:
+    """The recovery codes, shown on the page the enable redirected to, and never again."""
+    codes = revealed(request).get("codes", "").split()
+    if not codes:
+        return redirect("dashboard:two-factor")
+    response = render(request, "dashboard/two_factor_codes.html",
+                      {"section": "account", "codes": codes})
+    return shown(request, response)
 
 
 @login_required
