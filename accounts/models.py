@@ -57,6 +57,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     spam_marks = models.PositiveIntegerField(default=0, editable=False)
     # Every token carries the version it was issued under; raising it revokes them all.
     token_version = models.PositiveIntegerField(default=0, editable=False)
+    # The IANA zone the dashboard shows times and search days in; empty until the owner's
+    # browser says its zone (or the owner picks one), and UTC meanwhile.
+    time_zone = models.CharField(max_length=64, blank=True, default="")
 
     objects = UserManager()
 

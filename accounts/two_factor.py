@@ -77,6 +77,15 @@ def setup(*, user: User) -> tuple[str, str]:
     return secret, uri
 
 
+def pending(user: User) -> tuple[str, str] | None:
+    """The secret a set-up is waiting to confirm, with its otpauth URI; None if there is none."""
+    entry = TwoFactor.objects.filter(user=user, enabled=False).first()
+    if entry is None:
+        return None
+    secret = crypto.decrypt(entry.sealed_secret)
+    return secret, pyotp.TOTP(secret).provisioning_uri(name=user.email, issuer_name=ISSUER)
+
+
 @transaction.atomic
 def enable(*, user: User, code: str) -> list[str]:
     """Confirm the set-up with a current code; the recovery codes, shown this once. Every

@@ -1,3 +1,4 @@
+import logging
 import os
 
 from celery import Celery, signals
@@ -49,3 +50,27 @@ def _commit_asynchronously(sender, connection, **_kwargs) -> None:
         with connection.cursor() as cursor:
             cursor.execute("SET synchronous_commit TO off")
 
+
+
+# The sweep runs every 5 seconds; Celery writes three INFO lines for each run (beat sends it,
+# the worker receives it, it succeeds). Those lines say nothing unless someone is debugging,
+# and they pushed everything else (a verification code printed to the console) off the screen.
+ROUTINE_TASKS = ("integrations.tasks.sweep_deliveries", "sweep-deliveries")
+CELERY_LOGGERS = ("celery.beat", "celery.worker.strategy", "celery.app.trace")
+
+
+class RoutineAtDebug(logging.Filter):
+    """Celery's INFO lines about a routine task, written at DEBUG instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        message = record.getMessage()
+        if not any(name in message for name in ROUTINE_TASKS):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+for _name in CELERY_LOGGERS:
+    logging.getLogger(_name).addFilter(RoutineAtDebug())

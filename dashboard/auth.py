@@ -7,11 +7,13 @@ from functools import wraps
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.exceptions import AuthenticationFailed
 
 from accounts.authentication import token_user, validated_token
 from accounts.models import User
 from dashboard.links import with_query
+from dashboard.zones import zone_of
 
 
 def cookie_user(request: HttpRequest) -> User | None:
@@ -35,7 +37,9 @@ def login_required(view):
         # What the templates show a signed-in owner by; request.user alone may also be an
         # admin's session, which does not sign anyone in to the dashboard.
         request.dashboard_user = user  # type: ignore[attr-defined]
-        return view(request, *args, **kwargs)
+        # Times and search days in the owner's zone, for this request only.
+        with timezone.override(zone_of(user)):
+            return view(request, *args, **kwargs)
 
     return wrapper
 

@@ -7,10 +7,13 @@ words, which the pages show."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, tzinfo
 from typing import cast
 
 from django import forms
 
+from dashboard.zones import zone_names
 from files.receiving import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider
 from submissions import search
@@ -215,6 +218,23 @@ class FormSettingsForm(DashboardForm):
         if not form.recaptcha_enabled:
             del self.fields["clearRecaptcha"]
 
+    def add_api_errors(self, details: dict[str, str]) -> None:
+        """The API's problems, each by the field it names (``allowedOrigins[0]`` is the
+        Allowed origins box), so the page shows them where the owner typed."""
+        for key, text in details.items():
+            name = key.split(".")[0].split("[")[0]
+            field = name if name in self.fields else None
+            if field is None or text not in self.errors.get(field, []):
+                self.add_error(field, text)
+
+    def labelled_errors(self) -> list[tuple[str, str]]:
+        """(label, first problem) of each field in error, as the page labels them."""
+        found = []
+        for name, errors in self.errors.items():
+            label = self.fields[name].label if name in self.fields else ""
+            found.append((str(label or ""), str(errors[0])))
+        return found
+
     def api_values(self) -> dict:
         """The settings in the API's shape (PATCH /api/v1/forms/{id})."""
         data = self.cleaned_data
@@ -252,9 +272,15 @@ class SearchForm(DashboardForm):
         widget=forms.SearchInput(attrs={"placeholder": "an address, a name, …"}),
     )
     first_day = forms.DateField(label="First day", required=False,
-                                widget=forms.DateInput(attrs={"type": "date"}))
+                                widget=forms.DateInput(attrs={"type": "date",
+                                                              "aria-describedby": "days-zone"}))
     last_day = forms.DateField(label="Last day", required=False,
-                               widget=forms.DateInput(attrs={"type": "date"}))
+                               widget=forms.DateInput(attrs={"type": "date",
+                                                             "aria-describedby": "days-zone"}))
+
+    def __init__(self, *args, zone: tzinfo = UTC, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.zone = zone  # the days are this zone's days
 
     def clean(self):
         values = super().clean()
@@ -263,12 +289,14 @@ class SearchForm(DashboardForm):
             self.add_error("last_day", "The last day comes before the first.")
         return values
 
-    def search(self) -> search.Search:
-        """The Search the valid values make; an empty one when they are not valid."""
+    def search(self, ids: tuple = ()) -> search.Search:
+        """The Search the valid values make (within ``ids``, when given); an empty one when
+        they are not valid."""
         if not self.is_valid():
-            return search.Search()
+            return search.Search(ids=ids)
         values = self.cleaned_data
-        return search.Search.of(values["q"], values["first_day"], values["last_day"])
+        return search.Search.of(values["q"], values["first_day"], values["last_day"],
+                                zone=self.zone, ids=ids)
 
 
 class NewFormForm(forms.Form):
@@ -327,3 +355,46 @@ class ErasureForm(DashboardForm):
         label="Email address", max_length=320,
         widget=forms.EmailInput(attrs={"autocomplete": "off", "id": "erasure-email"}),
     )
+
+
+class BulkForm(forms.Form):
+    """The inbox's bulk actions over the submissions whose boxes are ticked."""
+
+    ids = forms.MultipleChoiceField(error_messages={"required": "Choose a submission."})
+    action = forms.ChoiceField(required=False, choices=[
+        ("read", "Mark read"), ("unread", "Mark unread"), ("spam", "Spam"),
+        ("not-spam", "Not spam"), ("delete", "Delete"), ("export", "Export CSV")])
+    folder = forms.ChoiceField(choices=[("inbox", "Inbox"), ("spam", "Spam")], required=False)
+    page = forms.IntegerField(min_value=1, max_value=10**9, required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Any submission id: the view picks the ones of this form.
+        cast(forms.MultipleChoiceField, self.fields["ids"]).valid_value = _is_uuid  # type: ignore[method-assign]
+
+    def clean_ids(self) -> list[uuid.UUID]:
+        return [uuid.UUID(value) for value in self.cleaned_data["ids"][:100]]
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+class TimeZoneForm(DashboardForm):
+    """The owner's time zone (Account page); the browser fills it in on a first visit."""
+
+    timeZone = forms.ChoiceField(
+        label="Time zone",
+        help_text="Times on every page, and the days a search covers, are in this zone.",
+        widget=forms.Select(attrs={"aria-describedby": "timeZone-hint"}),
+    )
+    auto = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["timeZone"]).choices = [
+            (name, name.replace("_", " ")) for name in zone_names()]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import views
+from dashboard import form_views, views
 
 # Every page is named: templates use {% url "dashboard:..." %} and views reverse(), so no
 # path is written twice.
@@ -19,16 +19,27 @@ urlpatterns = [
     path("account/password", views.change_password, name="change-password"),
     path("account/two-factor", views.two_factor_page, name="two-factor"),
     path("account/two-factor/setup", views.two_factor_setup, name="two-factor-setup"),
+    path("account/two-factor/new", views.two_factor_new, name="two-factor-new"),
+    path("account/two-factor/codes", views.two_factor_codes, name="two-factor-codes"),
     path("account/two-factor/enable", views.two_factor_enable, name="two-factor-enable"),
     path("account/two-factor/disable", views.two_factor_disable, name="two-factor-disable"),
     path("account/logout-all", views.logout_everywhere, name="logout-all"),
     path("account/erasure", views.erasure_page, name="erasure"),
     path("account/erasure/confirm", views.erasure_confirm, name="erasure-confirm"),
+    path("account/time-zone", views.account_time_zone, name="time-zone"),
     path("forms", views.form_create, name="form-create"),
-    path("forms/<str:form_id>", views.form_detail, name="form"),
-    path("forms/<str:form_id>/settings", views.form_settings, name="form-settings"),
-    path("forms/<str:form_id>/export", views.form_export, name="form-export"),
-    path("forms/<str:form_id>/delete", views.form_delete, name="form-delete"),
+    # A form's sections, each its own page (dashboard/form_views.py).
+    path("forms/<str:form_id>", form_views.form_inbox, name="form"),
+    path("forms/<str:form_id>/spam", form_views.form_inbox, {"folder": "spam"},
+         name="form-spam"),
+    path("forms/<str:form_id>/setup", form_views.form_setup, name="form-setup"),
+    path("forms/<str:form_id>/integrations", form_views.form_integrations,
+         name="form-integrations"),
+    path("forms/<str:form_id>/settings", form_views.form_settings, name="form-settings"),
+    path("forms/<str:form_id>/export", form_views.form_export, name="form-export"),
+    path("forms/<str:form_id>/delete", form_views.form_delete, name="form-delete"),
+    path("forms/<str:form_id>/submissions/bulk", form_views.submissions_bulk,
+         name="submissions-bulk"),
     path(
         "forms/<str:form_id>/submissions/<uuid:submission_id>",
         views.submission_detail,

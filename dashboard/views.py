@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -13,11 +11,10 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
-    StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
-from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework import serializers
 
@@ -31,29 +28,31 @@ from config.errors import ServiceError, flatten_details
 from config.public_pages import limited
 from dashboard.auth import cookie_user, login_required, safe_next
 from dashboard.charts import daily_bars
+from dashboard.form_views import folder_url, owned_form
 from dashboard.forms import (
     ApiKeyForm,
     ChangePasswordForm,
     DeleteSubmissionForm,
     EmailForm,
     ErasureForm,
-    FormSettingsForm,
     LoginForm,
     MarkForm,
     NewFormForm,
     ResetForm,
-    SearchForm,
     SignupForm,
+    TimeZoneForm,
     TwoFactorCodeForm,
     TwoFactorDisableForm,
     VerifyForm,
 )
 from dashboard.links import with_query
+from dashboard.naming import destination, field_label, shown_error
 from dashboard.qr import qr_svg
+from dashboard.reveal import reveal_once, revealed, shown
+from dashboard.zones import time_zone_set
 from files.selectors import files_of, usage_of
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
-from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer
 from integrations import kinds, outbox
 from integrations import selectors as integration_selectors
@@ -65,22 +64,28 @@ from integrations.serializers import public_config
 from pullapi import selectors as key_selectors
 from pullapi import services as keys
 from pullapi.models import ApiKey
-from submissions import erasure, export
+from submissions import erasure
 from submissions.representation import submission_json
 from submissions.selectors import activity as submission_activity
-from submissions.selectors import search_page, submission_of, submissions_page
-from submissions.services import submission_delete, submission_mark_spam, submission_rescue
-
-PAGE_SIZE = 20
+from submissions.selectors import submission_of
+from submissions.services import (
+    submission_delete,
+    submission_mark_spam,
+    submission_rescue,
+    submissions_mark_read,
+)
 
 
 def _error_text(error: ServiceError | serializers.ValidationError) -> str:
+    """What went wrong, each field named as the pages label it (never the API's name)."""
     if isinstance(error, serializers.ValidationError):
         details = flatten_details(error.detail)
-        return "; ".join(f"{field}: {text}" for field, text in details.items())
-    if error.details:
-        return "; ".join(f"{field}: {text}" for field, text in error.details.items())
-    return error.message
+    elif error.details:
+        details = error.details
+    else:
+        return error.message
+    return "; ".join(text if field == "non_field_errors" else f"{field_label(field)}: {text}"
+                     for field, text in details.items())
 
 
 def _error_page(
@@ -308,11 +313,22 @@ def two_factor_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def two_factor_setup(request: HttpRequest) -> HttpResponse:
+    """A new secret waiting for its first code; the page that shows it is a GET."""
     try:
-        secret, uri = accounts_two_factor.setup(user=signed_in(request))
+        accounts_two_factor.setup(user=signed_in(request))
     except ServiceError as error:
         messages.error(request, error.message)
         return redirect("dashboard:two-factor")
+    return redirect("dashboard:two-factor-new")
+
+
+@login_required
+def two_factor_new(request: HttpRequest) -> HttpResponse:
+    """The pending secret as a QR code drawn on the page, and the form for its first code."""
+    waiting = accounts_two_factor.pending(signed_in(request))
+    if waiting is None:
+        return redirect("dashboard:two-factor")
+    secret, uri = waiting
     context = {"section": "account", "secret": secret, "qr": qr_svg(uri),
                "form": TwoFactorCodeForm()}
     return render(request, "dashboard/two_factor_setup.html", context)
@@ -321,18 +337,28 @@ def two_factor_setup(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def two_factor_enable(request: HttpRequest) -> HttpResponse:
-    form = TwoFactorCodeForm(request.POST)
     user = signed_in(request)
     try:
         codes = accounts_two_factor.enable(user=user, code=request.POST.get("code", ""))
     except ServiceError as error:
-        messages.error(request, f"{error.message} Start again with a new secret.")
-        return _error_page(request, "dashboard/two_factor.html",
-                           {"section": "account", "enabled": False, "form": form}, error)
-    response = render(request, "dashboard/two_factor_codes.html",
-                      {"section": "account", "codes": codes})
+        messages.error(request, f"{error.message} Try the app's newest code.")
+        return redirect("dashboard:two-factor-new")
+    # The recovery codes reach the next page once, in the reveal cookie, never stored in clear.
+    response = reveal_once(redirect("dashboard:two-factor-codes"), user.pk,
+                           codes=" ".join(codes))
     set_auth_cookie(response, accounts.token_for(user))  # every other session was logged out
     return response
+
+
+@login_required
+def two_factor_codes(request: HttpRequest) -> HttpResponse:
+    """The recovery codes, shown on the page the enable redirected to, and never again."""
+    codes = revealed(request).get("codes", "").split()
+    if not codes:
+        return redirect("dashboard:two-factor")
+    response = render(request, "dashboard/two_factor_codes.html",
+                      {"section": "account", "codes": codes})
+    return shown(request, response)
 
 
 @login_required
@@ -358,6 +384,22 @@ def two_factor_disable(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+def account_time_zone(request: HttpRequest) -> HttpResponse:
+    """The Account page's time zone, or the browser's on a first visit (``auto``)."""
+    posted = TimeZoneForm(request.POST)
+    if not posted.is_valid():
+        messages.error(request, "Choose a time zone from the list.")
+        return redirect("dashboard:account")
+    auto = posted.cleaned_data["auto"]
+    stored = time_zone_set(user=signed_in(request), name=posted.cleaned_data["timeZone"],
+                           only_if_unset=auto)
+    if stored and not auto:
+        messages.success(request, f"Times are now shown in {posted.cleaned_data['timeZone']}.")
+    return redirect("dashboard:account")
+
+
+@login_required
+@require_POST
 def logout_everywhere(request: HttpRequest) -> HttpResponse:
     accounts.user_log_out_everywhere(user=signed_in(request))
     messages.success(request, "You were logged out on every device.")
@@ -371,7 +413,7 @@ def home(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
     forms_list = form_selectors.with_folder_sizes(form_selectors.forms_of(user))
     ids = [form.pk for form in forms_list]
-    activity = submission_activity(ids)
+    activity = submission_activity(ids, zone=timezone.get_current_timezone())
     health = integration_selectors.health_by_form(user, ids)
     rows = [
         {"form": form, "activity": activity[form.pk], "health": health[form.pk],
@@ -401,97 +443,23 @@ def form_create(request: HttpRequest) -> HttpResponse:
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, _error_text(error))
         return redirect("dashboard:home")
-    messages.success(request, f"Form “{form.name}” created.")
-    return redirect("dashboard:form", form.pk)
-
-
-def _owned_form(request: HttpRequest, form_id: str) -> Form:
-    lookup = form_selectors.form_lookup(form_id)
-    return get_object_or_404(form_selectors.forms_of(signed_in(request)).filter(lookup))
-
-
-@login_required
-def form_detail(request: HttpRequest, form_id: str) -> HttpResponse:
-    form = _owned_form(request, form_id)
-    try:
-        page = max(1, int(request.GET.get("page", 1)))
-    except ValueError:
-        page = 1
-    folder = "spam" if request.GET.get("folder") == "spam" else "inbox"
-    search_form = SearchForm(request.GET)
-    search = search_form.search()
-    if search:
-        result = search_page(form, search, page=page, limit=PAGE_SIZE, status=folder)
-    else:
-        result = submissions_page(form, page=page, limit=PAGE_SIZE, status=folder)
-    searched = search_form.cleaned_data if search else {}
-    context = {
-        "form": form,
-        "folder": folder,
-        "search_form": search_form,
-        "searching": bool(search),
-        "capped": result.capped,
-        # The search's part of every link on the page that keeps it: pages, folders, exports.
-        "search_query": urlencode({name: value for name, value in searched.items() if value}),
-        "submissions": [submission_json(row, with_meta=True) for row in result.rows],
-        "page": page,
-        "total_pages": max(1, result.total_pages),
-        "total": result.total,
-        "settings_form": FormSettingsForm(form=form),
-        "integrations": [
-            (row, kinds.get(row.type).label)
-            for row in integration_selectors.integrations_for_form(signed_in(request), form)
-        ],
-        "section": "forms",
-    }
-    return render(request, "dashboard/form_detail.html", context)
-
-
-@login_required
-def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
-    """The inbox as CSV or JSON, as the API's export, narrowed by the page's search."""
-    form = _owned_form(request, form_id)
-    kind = "json" if request.GET.get("format") == "json" else "csv"
-    return export.attachment(form, kind, SearchForm(request.GET).search())
-
-
-@login_required
-@require_POST
-def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
-    form = _owned_form(request, form_id)
-    posted = FormSettingsForm(request.POST, form=form)
-    try:
-        if not posted.is_valid():
-            raise serializers.ValidationError(_first_errors(posted))
-        values = _validated(FormInputSerializer, posted.api_values(), partial=True)
-        forms.form_update(form=form, **values)
-    except (ServiceError, serializers.ValidationError) as error:
-        messages.error(request, f"Settings not saved. {_error_text(error)}")
-    else:
-        messages.success(request, "Settings saved.")
-    return HttpResponseRedirect(reverse("dashboard:form", args=[form.pk]) + "#settings")
-
-
-@login_required
-@require_POST
-def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
-    form = _owned_form(request, form_id)
-    forms.form_delete(form=form)
-    messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
-    return redirect("dashboard:home")
+    messages.success(request, f"Form “{form.name}” created. Point your site's form at it.")
+    return redirect("dashboard:form-setup", form.pk)
 
 
 @login_required
 def submission_detail(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
     """One submission: every field, its meta, its spam verdict and its delivery ledger."""
-    form = _owned_form(request, form_id)
+    form = owned_form(request, form_id)
     submission = submission_of(form, submission_id)
     if submission is None:
         raise Http404
+    if submission.read_at is None:
+        submissions_mark_read(form=form, ids=[submission.pk])
     context = {
         "form": form,
         "submission": submission_json(submission, with_meta=True),
-        "fields": [(name, _as_text(value)) for name, value in submission.data],
+        "fields": submission.data,
         "files": files_of(submission.pk),
         "ledger": [_ledger_row(delivery) for delivery in ledger_of(submission)],
         "section": "forms",
@@ -499,16 +467,11 @@ def submission_detail(request: HttpRequest, form_id: str, submission_id: str) ->
     return render(request, "dashboard/submission.html", context)
 
 
-def _as_text(value: Any) -> str:
-    """A field's value as the owner reads it: text as sent, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def _ledger_row(delivery: Delivery) -> dict[str, Any]:
     state = delivery.shown_state
     return {
         "id": delivery.pk,
-        "label": kinds.get(delivery.integration.type).label,
+        "label": destination(delivery.integration),
         "state": state,
         "attempts": delivery.attempts,
         "last_error": delivery.last_error,
@@ -524,7 +487,7 @@ def _ledger_row(delivery: Delivery) -> dict[str, Any]:
 def delivery_retry(
     request: HttpRequest, form_id: str, submission_id: str, delivery_id: str
 ) -> HttpResponse:
-    form = _owned_form(request, form_id)
+    form = owned_form(request, form_id)
     submission = submission_of(form, submission_id)
     # Only a delivery of the submission this page is about: the address names all three.
     if submission is None or not integration_selectors.delivers(submission, delivery_id):
@@ -540,26 +503,27 @@ def delivery_retry(
 @login_required
 @require_POST
 def submission_remove(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
-    form = _owned_form(request, form_id)
+    form = owned_form(request, form_id)
     submission = submission_of(form, submission_id)
     if submission is not None:
         submission_delete(submission=submission)
         messages.success(request, "Submission deleted.")
     posted = DeleteSubmissionForm(request.POST)
     page = (posted.cleaned_data["page"] if posted.is_valid() else None) or 1
-    return with_query("dashboard:form", form.pk, page=page, fragment="submissions")
+    return HttpResponseRedirect(folder_url(form, submission.status if submission else "inbox",
+                                           page=page if page > 1 else None))
 
 
 @login_required
 @require_POST
 def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
     """The "Spam" and "Not spam" buttons; both teach the filter."""
-    form = _owned_form(request, form_id)
+    form = owned_form(request, form_id)
     submission = submission_of(form, submission_id)
     posted = MarkForm(request.POST)
     if not posted.is_valid():
         messages.error(request, "Choose Spam or Not spam.")
-        return with_query("dashboard:form", form.pk, fragment="submissions")
+        return redirect("dashboard:form", form.pk)
     folder = posted.cleaned_data["folder"] or "inbox"
     if submission is not None:
         if posted.cleaned_data["mark"] == "spam":
@@ -568,7 +532,7 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
         else:
             submission_rescue(submission=submission)
             messages.success(request, "Moved to the inbox, counted and delivered.")
-    return with_query("dashboard:form", form.pk, folder=folder, fragment="submissions")
+    return HttpResponseRedirect(folder_url(form, folder))
 
 
 # --- Integrations -------------------------------------------------------------------------
@@ -585,7 +549,7 @@ def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) ->
     ]
     context = {
         "integrations": [
-            (row, public_config(row), kinds.get(row.type)) for row in rows
+            (row, public_config(row), kinds.get(row.type), destination(row)) for row in rows
         ],
         "forms": forms_list,
         "cards": cards,
@@ -601,7 +565,7 @@ def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) ->
 
 @login_required
 def integrations_page(request: HttpRequest) -> HttpResponse:
-    return _integrations_page(request)
+    return shown(request, _integrations_page(request, new_secret=revealed(request).get("secret")))
 
 
 def _integration_config(post) -> dict[str, Any]:
@@ -628,10 +592,13 @@ def integration_create(request: HttpRequest) -> HttpResponse:
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, f"Integration not created. {_error_text(error)}")
         return _integrations_page(request, status=400)
-    messages.success(request, f"{kinds.get(integration.type).label} integration created.")
+    messages.success(request, f"{destination(integration)}: integration created.")
+    response = redirect("dashboard:integrations")
     secret = integration.secrets.get("signingSecret")
-    # The signing secret is shown this once, in this very response, and never stored elsewhere.
-    return _integrations_page(request, new_secret=secret, new_secret_for=integration.pk)
+    if secret:
+        # Shown once, on the page the redirect lands on, and kept nowhere else.
+        reveal_once(response, request.user.pk, secret=secret)
+    return response
 
 
 def _owned_integration(request: HttpRequest, integration_id: str) -> Integration:
@@ -643,9 +610,8 @@ def _owned_integration(request: HttpRequest, integration_id: str) -> Integration
 def integration_toggle(request: HttpRequest, integration_id: str) -> HttpResponse:
     integration = _owned_integration(request, integration_id)
     integrations.integration_update(integration=integration, enabled=not integration.enabled)
-    messages.success(
-        request, "Integration enabled." if integration.enabled else "Integration disabled."
-    )
+    state = "enabled" if integration.enabled else "disabled"
+    messages.success(request, f"{destination(integration)}: {state}.")
     return redirect("dashboard:integrations")
 
 
@@ -658,6 +624,10 @@ def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
         )
     except ServiceError as error:  # too many test sends
         success, message = False, error.message
+    failed = message.removeprefix("Test event failed: ")
+    if not success and failed != message:
+        # In words here; the recorded text is under the integration's status, one click away.
+        message = f"Test event not delivered. {shown_error(failed).summary}"  # type: ignore[union-attr]
     (messages.success if success else messages.error)(request, message)
     return redirect("dashboard:integrations")
 
@@ -680,8 +650,9 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
 @login_required
 @require_POST
 def integration_remove(request: HttpRequest, integration_id: str) -> HttpResponse:
-    integrations.integration_delete(integration=_owned_integration(request, integration_id))
-    messages.success(request, "Integration deleted.")
+    integration = _owned_integration(request, integration_id)
+    integrations.integration_delete(integration=integration)
+    messages.success(request, f"{destination(integration)}: deleted.")
     return redirect("dashboard:integrations")
 
 
@@ -714,7 +685,7 @@ def _keys_page(request: HttpRequest, status: int = 200, key_form: ApiKeyForm | N
 
 @login_required
 def api_keys(request: HttpRequest) -> HttpResponse:
-    return _keys_page(request)
+    return shown(request, _keys_page(request, new_key=revealed(request).get("key")))
 
 
 @login_required
@@ -733,7 +704,7 @@ def api_key_create(request: HttpRequest) -> HttpResponse:
         messages.error(request, _error_text(error))
         return _keys_page(request, status=400, key_form=posted)
     messages.success(request, f"API key “{api_key.name}” created. Copy it now: it is shown once.")
-    return _keys_page(request, new_key=plain)
+    return reveal_once(redirect("dashboard:api-keys"), request.user.pk, key=plain)
 
 
 @login_required

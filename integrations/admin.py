@@ -95,6 +95,7 @@ class DeliveryAdmin(admin.ModelAdmin):
     ]
     list_select_related = ["integration"]
     list_filter = ["state", "event_type", "integration__type"]
+    ordering = ["-created_at", "-id"]
     search_fields = ["id", "integration__id", "submission__id", "integration__owner__email"]
     readonly_fields = [field.name for field in Delivery._meta.fields]
     date_hierarchy = "created_at"

@@ -1,17 +1,24 @@
 from django.contrib import admin
+from django.utils.html import format_html_join
 
 from integrations.admin import DeliveryInline
 from submissions.models import Erasure, Submission
+from submissions.representation import field_text
 from submissions.services import submission_delete
+
+# How much of a submission's values the list shows in one cell.
+PREVIEW_CHARS = 120
 
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ["id", "form", "submitted_at", "ip", "origin"]
+    list_display = ["submitted_at", "form", "status", "preview", "ip", "origin"]
     list_select_related = ["form"]
     search_fields = ["id", "form__slug", "form__name", "ip"]
-    list_filter = ["submitted_at"]
-    readonly_fields = ["id", "form", "submitted_at", "data", "ip", "user_agent", "origin"]
+    list_filter = ["status", "submitted_at"]
+    ordering = ["-submitted_at", "-id"]
+    fields = readonly_fields = ("id", "form", "status", "arrived_at", "submitted_at", "values",
+                                "ip", "user_agent", "origin", "spam", "read_at")
     date_hierarchy = "submitted_at"
     inlines = [DeliveryInline]
 
@@ -29,6 +36,23 @@ class SubmissionAdmin(admin.ModelAdmin):
         for submission in queryset:
             submission_delete(submission=submission)
 
+
+    @admin.display(description="Values")
+    def preview(self, submission: Submission) -> str:
+        """Its fields as ``name: value``, as the export writes values, cut to one line."""
+        text = "; ".join(f"{name}: {field_text(value)}" for name, value in submission.data)
+        return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+    @admin.display(description="Fields")
+    def values(self, submission: Submission):
+        return format_html_join(
+            "", "<p><strong>{}</strong>: {}</p>",
+            ((name, field_text(value)) for name, value in submission.data))
+
+    @admin.display(description="Received at")
+    def arrived_at(self, submission: Submission):
+        """When it first arrived (a rescue from spam moves submitted_at, not this)."""
+        return submission.received_at or submission.submitted_at
 
 @admin.register(Erasure)
 class ErasureAdmin(admin.ModelAdmin):

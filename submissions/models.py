@@ -70,6 +70,9 @@ class Submission(models.Model):
     received_at = models.DateTimeField(null=True, blank=True)
     # The filter's verdict, {"score", "reasons", "details"}; null when the filter did not run.
     spam = models.JSONField(null=True, blank=True)
+    # When the owner first opened it in the dashboard (or marked it read); null while unread.
+    # Nullable with no default, so the one-statement store needs no change.
+    read_at = models.DateTimeField(null=True, blank=True)
 
     objects = models.Manager()
     inbox = InboxManager()

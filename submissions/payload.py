@@ -123,6 +123,22 @@ def _json_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
     return list(data.items())
 
 
+def _text_json_pairs(request: HttpRequest) -> list[tuple[str, Any]] | None:
+    """A text/plain body that is a JSON object: what fetch() sends when the Content-Type is
+    forgotten. It is taken as JSON, and the request is marked so the answer is JSON too.
+    Anything else in text/plain (an HTML form's enctype="text/plain") is None: a 415."""
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if len(data) > MAX_FIELDS:
+        raise too_many_fields()
+    request.body_is_json = True  # type: ignore[attr-defined]
+    return list(data.items())
+
+
 def _urlencoded_pairs(request: HttpRequest) -> list[tuple[str, Any]]:
     # Always UTF-8 (the form encoding has no charset of its own), and strictly so.
     try:
@@ -227,6 +243,8 @@ def read_fields(request: HttpRequest, uploads: Received | None = None) -> list[l
             pairs = _urlencoded_pairs(request)
         elif content_type == "multipart/form-data":
             pairs = _multipart_pairs(request, uploads)
+        elif content_type == "text/plain" and (as_json := _text_json_pairs(request)) is not None:
+            pairs = as_json
         else:
             raise ServiceError(
                 "unsupported_media_type",

@@ -11,14 +11,15 @@ that both databases always answer from an index:
 
 Shorter text has no trigram to look up: it read every row of the form (0.6 s for 100,000).
 
-Days are UTC days, as the dashboard shows times: ``since`` is the first day's start, ``until``
-the end of the last day (exclusive).
+Days are the owner's days, in the time zone the dashboard shows times in (UTC unless the owner
+has one): ``since`` is the first day's start, ``until`` the end of the last day (exclusive).
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from django.db import connection
@@ -40,20 +41,24 @@ class Search:
     text: str = ""
     since: datetime | None = None  # inclusive
     until: datetime | None = None  # exclusive
+    ids: tuple[uuid.UUID, ...] = ()  # the owner's selection in the inbox; empty: any
 
     @classmethod
     def of(cls, text: str = "", first_day: date | None = None,
-           last_day: date | None = None) -> Search:
+           last_day: date | None = None, zone: tzinfo = UTC,
+           ids: tuple[uuid.UUID, ...] = ()) -> Search:
+        """``zone`` is the one the days are in (the owner's; UTC by default)."""
         return cls(
             text=text.strip()[:MAX_TEXT],
-            since=_start(first_day) if first_day else None,
+            since=_start(first_day, zone) if first_day else None,
             # The calendar's last day has no next one: no end at all.
-            until=_start(last_day + timedelta(days=1)) if last_day and last_day < date.max
+            until=_start(last_day + timedelta(days=1), zone) if last_day and last_day < date.max
             else None,
+            ids=ids,
         )
 
     def __bool__(self) -> bool:
-        return bool(self.text or self.since or self.until)
+        return bool(self.text or self.since or self.until or self.ids)
 
     def condition(self, alias: str) -> tuple[str, list]:
         """SQL for the rows of ``alias`` (the submissions table) that match, and its
@@ -70,6 +75,10 @@ class Search:
         if self.until is not None:
             parts.append(f"{alias}.submitted_at < %s")
             params.append(connection.ops.adapt_datetimefield_value(self.until))
+        if self.ids:
+            parts.append(f"{alias}.id IN ({', '.join(['%s'] * len(self.ids))})")
+            id_field = Submission._meta.pk
+            params.extend(id_field.get_db_prep_value(ident, connection) for ident in self.ids)
         return " AND ".join(parts) or "1 = 1", params
 
     def applied(self, rows: QuerySet[Submission]) -> QuerySet[Submission]:
@@ -81,8 +90,8 @@ class Search:
             found=True)
 
 
-def _start(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=UTC)
+def _start(day: date, zone: tzinfo = UTC) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=zone).astimezone(UTC)
 
 
 def _text_match(alias: str, text: str) -> tuple[str, str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from django.db import connection
 from django.db.models import OuterRef, Subquery
@@ -83,9 +83,9 @@ class Activity:
     last_at: datetime | None  # the newest inbox submission, however old
 
 
-def activity(form_ids: list, days: int = 30) -> dict:
-    """Each form's inbox over the last ``days`` days (UTC), and its newest submission: two
-    statements for all the forms.
+def activity(form_ids: list, days: int = 30, zone: tzinfo = UTC) -> dict:
+    """Each form's inbox over the last ``days`` days (``zone``'s days: the owner's), and its
+    newest submission: two statements for all the forms.
 
     Each day is counted by its own range of the inbox index, (form, submitted_at), and the
     newest is the top of it: a GROUP BY over the days read and grouped every row of the
@@ -94,10 +94,10 @@ def activity(form_ids: list, days: int = 30) -> dict:
     """
     if not form_ids:
         return {}
-    today = clock.now().astimezone(UTC).date()
+    today = clock.now().astimezone(zone).date()
     first_day = today - timedelta(days=days - 1)
     daily = {form_id: [0] * days for form_id in form_ids}
-    for form_id, day, count in _daily_counts(form_ids, first_day, days):
+    for form_id, day, count in _daily_counts(form_ids, first_day, days, zone):
         daily[form_id][day] = count
     inbox = Submission.objects.filter(form=OuterRef("pk"), status=Status.INBOX)
     newest = dict(
@@ -109,11 +109,11 @@ def activity(form_ids: list, days: int = 30) -> dict:
             for form_id in form_ids}
 
 
-def _daily_counts(form_ids: list, first_day: date, days: int) -> list[tuple]:
+def _daily_counts(form_ids: list, first_day: date, days: int, zone: tzinfo) -> list[tuple]:
     """(form id, day number, count) for each form and day: one index range count each."""
     adapt = connection.ops.adapt_datetimefield_value
-    edges = [adapt(datetime.combine(first_day + timedelta(days=n), time.min, UTC))
-             for n in range(days + 1)]
+    edges = [adapt(datetime.combine(first_day + timedelta(days=n), time.min, zone)
+                   .astimezone(UTC)) for n in range(days + 1)]
     spans = " UNION ALL ".join(["SELECT %s AS n, %s AS start, %s AS stop"] * days)
     table = rawsql.table(Submission)
     sql = (
@@ -133,3 +133,9 @@ def _daily_counts(form_ids: list, first_day: date, days: int) -> list[tuple]:
 
 def _as_uuid(value) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
+
+
+def submissions_chosen(form: Form, ids: list, status: str | None = None) -> list[Submission]:
+    """The submissions of ``form`` among ``ids`` (another form's ids choose nothing)."""
+    rows = Submission.objects.filter(form=form, pk__in=ids)
+    return list(rows.filter(status=status) if status else rows)

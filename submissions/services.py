@@ -318,3 +318,16 @@ def submission_delete(*, submission: Submission) -> None:
 def submissions_erase(*, form_id, ids: list) -> int:
     """Delete the form's submissions ``ids`` as any deletion is (an erasure by address)."""
     return _delete(form_id, Submission.objects.filter(pk__in=ids))
+
+
+def submissions_delete(*, form: Form, ids: list) -> int:
+    """Erase the owner's chosen submissions of ``form`` (the inbox's bulk Delete); how many."""
+    return _delete(form.pk, Submission.objects.filter(form=form, pk__in=ids))
+
+
+def submissions_mark_read(*, form: Form, ids: list, read: bool = True) -> int:
+    """Mark the chosen submissions of ``form`` read (now) or unread; how many changed."""
+    chosen = Submission.objects.filter(form=form, pk__in=ids)
+    if read:
+        return chosen.filter(read_at__isnull=True).update(read_at=clock.now())
+    return chosen.filter(read_at__isnull=False).update(read_at=None)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -23,6 +25,13 @@ from forms_app.selectors import public_form
 from submissions import intake, payload
 from submissions.responders import Responder
 from submissions.visit import Visit
+
+
+def _answered_as(visit: Visit, request: HttpRequest) -> Visit:
+    """A body that turned out to be JSON (text/plain holding an object) is answered in JSON."""
+    if getattr(request, "body_is_json", False) and not visit.wants_json:
+        return replace(visit, wants_json=True)
+    return visit
 
 
 class FirstRenderer(BaseContentNegotiation):
@@ -91,7 +100,7 @@ class SubmitView(APIView):
                 submission_id = intake.accept(visit, form, body)
         except ServiceError as error:
             metrics.submission("rejected")
-            return Responder(visit, form).error(error)
+            return Responder(_answered_as(visit, request), form).error(error)
         except (OperationalError, InterfaceError):
             # Nothing was stored (the reservation is given back): the visitor may send again.
             metrics.submission("error")
@@ -103,7 +112,7 @@ class SubmitView(APIView):
             return Responder(visit, None).error(intake.form_not_found())
         finally:
             body.close()  # temporary files of uploads, stored or not
-        return Responder(visit, form).success(submission_id)
+        return Responder(_answered_as(visit, request), form).success(submission_id)
 
     @extend_schema(
         summary="Submit a form",

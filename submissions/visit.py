@@ -63,4 +63,20 @@ def _wants_json(request: HttpRequest) -> bool:
     content_type = request.content_type or ""
     if content_type in JSON_TYPES or content_type.endswith("+json"):
         return True
+    if sent_by_script(request):
+        return True
     return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
+
+
+def sent_by_script(request: HttpRequest) -> bool:
+    """fetch() or XMLHttpRequest, not a page the browser navigates to: ``Sec-Fetch-Mode:
+    cors``, or an ``Origin`` on a request that is no navigation (another Sec-Fetch-Mode, or
+    none and no HTML asked for). Such a caller reads the answer
+    with ``response.json()``, errors included; a browser's own form post says ``navigate``."""
+    mode = request.headers.get("Sec-Fetch-Mode", "")
+    if mode == "cors":
+        return True
+    if not request.headers.get("Origin") or mode == "navigate":
+        return False
+    # No Sec-Fetch-Mode (an older browser, or a script): a page load asks for HTML.
+    return bool(mode) or "text/html" not in request.headers.get("Accept", "")

@@ -175,3 +175,54 @@ def test_operator_sets_a_monthly_limit_in_the_user_form(admin_client, user):
     assert response.status_code == 302, response.content[:2000]
     user.refresh_from_db()
     assert user.monthly_submission_limit == 5000
+
+
+def test_the_submission_list_is_newest_first_with_folder_and_readable_values(admin_client, form):
+    from datetime import UTC, datetime
+
+    from tests.conftest import add_submission
+
+    older = add_submission(form, {"name": "Older", "tags": ["a", "b"]},
+                           at=datetime(2026, 11, 1, tzinfo=UTC))
+    newer = add_submission(form, {"name": "Newer"}, at=datetime(2026, 11, 2, tzinfo=UTC))
+
+    listing = admin_client.get("/admin/submissions/submission/").content.decode()
+    detail = admin_client.get(f"/admin/submissions/submission/{older.pk}/change/").content.decode()
+
+    assert listing.index("name: Newer") < listing.index("name: Older; tags: a, b")
+    assert ">Inbox<" in listing
+    assert "Received at" in detail and "Nov. 1, 2026" in detail
+    assert "<strong>tags</strong>: a, b" in detail
+    assert newer.pk != older.pk
+
+
+def test_the_delivery_list_is_newest_first(admin_client):
+    from integrations.admin import DeliveryAdmin
+
+    assert DeliveryAdmin.ordering[0] == "-created_at"
+
+
+def test_the_routine_sweep_logs_at_debug(caplog):
+    import logging
+
+    import config.celery  # noqa: F401  (installs the filter)
+
+    trace = logging.getLogger("celery.app.trace")
+    with caplog.at_level(logging.INFO):
+        trace.info("Task %(name)s[%(id)s] succeeded in %(runtime)ss: %(return_value)s",
+                   {"name": "integrations.tasks.sweep_deliveries", "id": "1", "runtime": 0.01,
+                    "return_value": 0})
+        logging.getLogger("celery.beat").info("Scheduler: Sending due task %s (%s)",
+                                              "sweep-deliveries",
+                                              "integrations.tasks.sweep_deliveries")
+        trace.info("Task %(name)s[%(id)s] succeeded in %(runtime)ss: %(return_value)s",
+                   {"name": "integrations.tasks.deliver", "id": "2", "runtime": 0.2,
+                    "return_value": None})
+    assert [record.getMessage()[:40] for record in caplog.records] == [
+        "Task integrations.tasks.deliver[2] succe"]
+
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="celery.app.trace"):
+        trace.info("Task %(name)s[%(id)s] received",
+                   {"name": "integrations.tasks.sweep_deliveries", "id": "3"})
+    assert [record.levelname for record in caplog.records] == ["DEBUG"]

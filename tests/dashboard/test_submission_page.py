@@ -24,9 +24,10 @@ def test_every_field_and_its_meta(owner, form):
 
     html = page(owner, form, submission).content.decode()
 
-    assert "<dt>name</dt><dd>Ada</dd>" in html
-    assert "<dt>tags</dt><dd>[&quot;a&quot;, &quot;b&quot;]</dd>" in html
-    assert "line one<br>line two" in html
+    assert '<dt>name</dt><dd><span class="value-text">Ada</span>' in html
+    # As the export writes it: a list joined.
+    assert '<dt>tags</dt><dd><span class="value-text">a, b</span>' in html
+    assert '<span class="value-text">line one\nline two</span>' in html
     assert "203.0.113.5" in html and "https://site.example" in html
     assert "Mozilla/5.0 Test" in html
     assert "No integration received this submission." in html
@@ -130,13 +131,14 @@ def test_a_forms_page_lists_the_integrations_that_receive_it(owner, form, user):
                        config={"webhookUrl": "https://discord.com/api/webhooks/1/x"},
                        form_id=str(other.pk))
 
-    html = owner.get(f"/dashboard/forms/{form.pk}").content.decode()
-    section = html[html.index('id="integrations"'):html.index('id="settings"')]
+    html = owner.get(f"/dashboard/forms/{form.pk}/integrations").content.decode()
+    section = html[html.index('id="integrations-heading"'):]
 
-    assert "Webhook <span class=\"hint\">(every form)</span>" in section
-    assert "Slack" in section
+    assert ('<strong class="token">Webhook to hooks.example.com</strong> '
+            '<span class="hint">(every form)</span>') in section
+    assert '<strong class="token">Slack</strong>' in section
     assert "Discord" not in section
-    assert 'href="#integrations"' in html
+    assert f'href="/dashboard/forms/{form.pk}/integrations" aria-current="page"' in html
 
 
 def test_a_retry_names_a_delivery_of_the_submission_it_is_about(owner, form, user):

@@ -20,7 +20,9 @@ def browser(db):
 
 
 def test_setup_draws_the_secret_as_an_inline_svg_qr_code(browser):
-    page = browser.post("/dashboard/account/two-factor/setup")
+    made = browser.post("/dashboard/account/two-factor/setup")
+    assert made.status_code == 302
+    page = browser.get(made["Location"])
 
     text = page.content.decode()
     assert page.status_code == 200
@@ -33,13 +35,16 @@ def test_the_pages_turn_it_on_and_off(browser):
     browser.post("/dashboard/account/two-factor/setup")
     secret = pyotp.TOTP(_secret()).secret
 
-    shown = browser.post("/dashboard/account/two-factor/enable",
-                         {"code": pyotp.TOTP(secret).now()})
+    enabled = browser.post("/dashboard/account/two-factor/enable",
+                           {"code": pyotp.TOTP(secret).now()})
 
-    assert shown.status_code == 200
+    assert enabled.status_code == 302
+    assert "ff_token" in enabled.cookies
+    shown = browser.get(enabled["Location"])
     assert shown.content.decode().count("<li><code>") == 10
-    assert "ff_token" in shown.cookies
     assert TwoFactor.objects.get().enabled
+    # Shown once: a reload of the page no longer has them.
+    assert browser.get(enabled["Location"]).status_code == 302
     off = browser.post("/dashboard/account/two-factor/disable",
                        {"password": PASSWORD, "code": next_code(secret)})
     assert off.status_code == 302
@@ -55,9 +60,11 @@ def _secret() -> str:
 def test_a_wrong_code_at_enable_says_so(browser):
     browser.post("/dashboard/account/two-factor/setup")
 
-    page = browser.post("/dashboard/account/two-factor/enable", {"code": "000000x"})
+    page = browser.post("/dashboard/account/two-factor/enable", {"code": "000000x"},
+                        follow=True)
 
-    assert page.status_code == 400
+    assert page.redirect_chain[-1][0] == "/dashboard/account/two-factor/new"
+    assert "newest code" in page.content.decode()
     assert not TwoFactor.objects.get().enabled
 
 

@@ -76,7 +76,7 @@ def test_the_dashboard_sets_file_uploads(owner, form):
     form.refresh_from_db()
     assert form.file_uploads == {"maxBytes": 1048576, "maxFiles": 2,
                                  "types": ["image/*", "application/pdf"]}
-    html = owner.get(f"/dashboard/forms/{form.pk}").content.decode()
+    html = owner.get(f"/dashboard/forms/{form.pk}/settings").content.decode()
     assert 'name="fileUploads" id="fileUploads" checked' in html
     assert 'name="maxBytes" value="1048576"' in html
 

@@ -155,7 +155,7 @@ def test_the_dashboard_settings_page_turns_it_off(public, notified, user):
 
     browser = Client()
     browser.post("/dashboard/login", {"email": user.email, "password": PASSWORD})
-    page = browser.get(f"/dashboard/forms/{notified.pk}")
+    page = browser.get(f"/dashboard/forms/{notified.pk}/settings")
     assert 'name="notifyOwner"' in page.content.decode()
 
     browser.post(f"/dashboard/forms/{notified.pk}/settings", {

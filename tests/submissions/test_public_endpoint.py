@@ -600,3 +600,74 @@ def test_deliveries_cost_the_same_query_however_many_integrations(
     with django_assert_num_queries(queries_per_submission()):
         assert submit(public, form, {"name": "Ada", "n": "2"}).status_code == 200
     assert Delivery.objects.count() == 6
+
+
+# --- Script clients: fetch() without a Content-Type, and 415s a script can read -------------
+
+
+def test_a_text_plain_body_holding_a_json_object_is_taken_as_json(public, form, user):
+    response = public.post(
+        f"/api/v1/f/{form.slug}", '{"email": "ada@example.com", "tags": ["a", "b"]}',
+        content_type="text/plain;charset=UTF-8", HTTP_ACCEPT="*/*",
+    )
+
+    assert response.status_code == 200
+    submission = Submission.objects.get()
+    assert response.json() == {**SUCCESS, "id": str(submission.pk)}
+    assert submission.data == [["email", "ada@example.com"], ["tags", ["a", "b"]]]
+    assert usage(user) == 1
+
+
+def test_a_text_plain_json_body_with_a_bad_field_is_answered_in_json(public, form):
+    response = public.post(f"/api/v1/f/{form.slug}", "{}", content_type="text/plain",
+                           HTTP_ACCEPT="*/*")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "empty_submission"
+
+
+def test_a_text_plain_body_that_is_not_a_json_object_is_415(public, form):
+    response = public.post(f"/api/v1/f/{form.slug}", "[1, 2]", content_type="text/plain",
+                           HTTP_ACCEPT="application/json")
+
+    assert response.status_code == 415
+    assert response.json() == {
+        "success": False,
+        "error": "unsupported_media_type",
+        "message": "Send JSON, application/x-www-form-urlencoded or multipart/form-data.",
+    }
+
+
+@pytest.mark.parametrize("headers", [
+    {"HTTP_SEC_FETCH_MODE": "cors", "HTTP_ACCEPT": "*/*"},
+    {"HTTP_ORIGIN": "https://site.example", "HTTP_ACCEPT": "*/*"},
+    {"HTTP_ORIGIN": "https://site.example", "HTTP_SEC_FETCH_MODE": "no-cors",
+     "HTTP_ACCEPT": "*/*"},
+])
+def test_a_415_to_a_script_is_json_with_cors(public, form, headers):
+    response = public.post(f"/api/v1/f/{form.slug}", "name=Ada", content_type="text/plain",
+                           **headers)
+
+    assert response.status_code == 415
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"] == "unsupported_media_type"
+    if "HTTP_ORIGIN" in headers:
+        assert response["Access-Control-Allow-Origin"] == "https://site.example"
+
+
+def test_a_text_plain_html_form_post_gets_a_415_page(public, form):
+    response = public.post(
+        f"/api/v1/f/{form.slug}", "name=Ada\r\n", content_type="text/plain",
+        HTTP_ACCEPT=BROWSER_ACCEPT, HTTP_ORIGIN="https://site.example",
+        HTTP_SEC_FETCH_MODE="navigate",
+    )
+
+    assert response.status_code == 415
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_an_html_form_post_from_an_older_browser_with_an_origin_is_redirected(public, form):
+    response = public.post(f"/api/v1/f/{form.slug}", {"name": "Ada"},
+                           HTTP_ACCEPT=BROWSER_ACCEPT, HTTP_ORIGIN="https://site.example")
+
+    assert response.status_code == 303

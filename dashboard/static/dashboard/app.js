@@ -18,6 +18,19 @@ document.addEventListener("click", async (event) => {
 });
 // Forms that destroy something ask first.
 document.addEventListener("submit", (event) => {
-  const question = event.target.dataset.confirm;
+  const question = (event.submitter && event.submitter.dataset.confirm) || event.target.dataset.confirm;
   if (question && !confirm(question)) event.preventDefault();
 });
+// A first visit: the account has no time zone yet, so the browser's is stored, once, and the
+// page is drawn again with its times in that zone. The Account page can change it later.
+(() => {
+  const form = document.getElementById("time-zone-auto");
+  if (!form || sessionStorage.getItem("ff-time-zone-sent")) return;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!zone) return;
+  sessionStorage.setItem("ff-time-zone-sent", "1");
+  form.elements.timeZone.value = zone;
+  fetch(form.action, { method: "POST", body: new FormData(form), redirect: "manual",
+                       credentials: "same-origin" })
+    .then(() => location.reload());
+})();

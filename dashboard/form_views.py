@@ -1,0 +1,229 @@
+"""A form's pages: its sections (Inbox, Spam, Setup, Integrations, Settings), each its own
+address, and the writes they make. Every write answers with a redirect, so a reload repeats
+nothing; only a settings save that fails answers with the page again (400), keeping what was
+typed."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+from rest_framework import serializers
+
+from accounts.authentication import signed_in
+from config.errors import ServiceError, flatten_details
+from dashboard.auth import login_required
+from dashboard.charts import daily_chart
+from dashboard.forms import BulkForm, FormSettingsForm, SearchForm
+from forms_app import selectors as form_selectors
+from forms_app import services as forms
+from forms_app.models import Form
+from forms_app.serializers import FormInputSerializer
+from integrations import selectors as integration_selectors
+from submissions import export
+from submissions.representation import submission_json
+from submissions.selectors import activity as submission_activity
+from submissions.selectors import search_page, submissions_chosen, submissions_page
+from submissions.services import (
+    submission_mark_spam,
+    submission_rescue,
+    submissions_delete,
+    submissions_mark_read,
+)
+
+PAGE_SIZE = 20
+# A form's sections, in the order of its tabs: (key, tab, page name).
+SECTIONS = [
+    ("inbox", "Inbox", "dashboard:form"),
+    ("spam", "Spam", "dashboard:form-spam"),
+    ("setup", "Setup", "dashboard:form-setup"),
+    ("integrations", "Integrations", "dashboard:form-integrations"),
+    ("settings", "Settings", "dashboard:form-settings"),
+]
+
+
+def owned_form(request: HttpRequest, form_id: str) -> Form:
+    lookup = form_selectors.form_lookup(form_id)
+    return get_object_or_404(form_selectors.forms_of(signed_in(request)).filter(lookup))
+
+
+def _section_page(request: HttpRequest, form: Form, tab: str, template: str,
+                  status: int = 200, **extra: Any) -> HttpResponse:
+    tabs = [(key, label, reverse(name, args=[form.pk])) for key, label, name in SECTIONS]
+    context = {"form": form, "tab": tab, "tabs": tabs, "section": "forms", **extra}
+    return render(request, template, context, status=status)
+
+
+def folder_url(form: Form, folder: str, **query: Any) -> str:
+    name = "dashboard:form-spam" if folder == "spam" else "dashboard:form"
+    url = reverse(name, args=[form.pk])
+    query = {key: value for key, value in query.items() if value}
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _page_number(request: HttpRequest) -> int:
+    try:
+        return max(1, int(request.GET.get("page", 1)))
+    except ValueError:
+        return 1
+
+
+@login_required
+def form_inbox(request: HttpRequest, form_id: str, folder: str = "inbox") -> HttpResponse:
+    form = owned_form(request, form_id)
+    if request.GET.get("folder") == "spam":  # the address the page had before its tabs
+        folder = "spam"
+    page = _page_number(request)
+    search_form = SearchForm(request.GET, zone=timezone.get_current_timezone())
+    search = search_form.search()
+    if search:
+        result = search_page(form, search, page=page, limit=PAGE_SIZE, status=folder)
+    else:
+        result = submissions_page(form, page=page, limit=PAGE_SIZE, status=folder)
+    searched = search_form.cleaned_data if search else {}
+    activity = submission_activity([form.pk], zone=timezone.get_current_timezone())[form.pk]
+    return _section_page(
+        request, form, folder, "dashboard/form_inbox.html",
+        folder=folder,
+        search_form=search_form,
+        searching=bool(search),
+        capped=result.capped,
+        # The search's part of every link on the page that keeps it: pages, exports.
+        search_query=urlencode({name: value for name, value in searched.items() if value}),
+        rows=[(submission_json(row, with_meta=True), row.read_at) for row in result.rows],
+        page=page,
+        total_pages=max(1, result.total_pages),
+        total=result.total,
+        chart=daily_chart(activity.daily, activity.first_day) if folder == "inbox" else None,
+        bulk_form=BulkForm(),
+    )
+
+
+@login_required
+def form_setup(request: HttpRequest, form_id: str) -> HttpResponse:
+    return _section_page(request, owned_form(request, form_id), "setup",
+                         "dashboard/form_setup.html")
+
+
+@login_required
+def form_integrations(request: HttpRequest, form_id: str) -> HttpResponse:
+    form = owned_form(request, form_id)
+    rows = integration_selectors.integrations_for_form(signed_in(request), form)
+    return _section_page(request, form, "integrations", "dashboard/form_integrations.html",
+                         integrations=rows)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
+    """GET: the settings. POST: save them and come back here; if they are wrong, the page
+    again with what was typed, each problem by its field, named as the page names it."""
+    form = owned_form(request, form_id)
+    if request.method != "POST":
+        return _settings_page(request, form, FormSettingsForm(form=form))
+    posted = FormSettingsForm(request.POST, form=form)
+    if not posted.is_valid():
+        return _settings_failed(request, form, posted, 400)
+    try:
+        values = FormInputSerializer(data=posted.api_values(), partial=True)
+        values.is_valid(raise_exception=True)
+        forms.form_update(form=form, **values.validated_data)
+    except serializers.ValidationError as error:
+        posted.add_api_errors(flatten_details(error.detail))
+        return _settings_failed(request, form, posted, 400)
+    except ServiceError as error:
+        posted.add_api_errors(error.details or {"": error.message})
+        return _settings_failed(request, form, posted, error.status_code)
+    messages.success(request, "Settings saved.")
+    return redirect("dashboard:form-settings", form.pk)
+
+
+def _settings_failed(request: HttpRequest, form: Form, posted: FormSettingsForm,
+                     status: int) -> HttpResponse:
+    named = "; ".join(f"{label}: {text}" if label else text
+                      for label, text in posted.labelled_errors())
+    messages.error(request, f"Settings not saved. {named}".strip())
+    return _settings_page(request, form, posted, status)
+
+
+def _settings_page(request: HttpRequest, form: Form, settings_form: FormSettingsForm,
+                   status: int = 200) -> HttpResponse:
+    return _section_page(request, form, "settings", "dashboard/form_settings.html",
+                         status=status, settings_form=settings_form)
+
+
+@login_required
+def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
+    """The inbox as CSV or JSON, as the API's export, narrowed by the page's search or by the
+    submissions chosen in it."""
+    form = owned_form(request, form_id)
+    kind = "json" if request.GET.get("format") == "json" else "csv"
+    chosen = BulkForm(request.GET)
+    ids = tuple(chosen.cleaned_data["ids"]) if chosen.is_valid() else ()
+    search = SearchForm(request.GET, zone=timezone.get_current_timezone()).search(ids=ids)
+    return export.attachment(form, kind, search)
+
+
+@login_required
+@require_POST
+def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
+    form = owned_form(request, form_id)
+    forms.form_delete(form=form)
+    messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
+    return redirect("dashboard:home")
+
+
+BULK_DONE = {
+    "spam": "{n} moved to spam. The filter will learn from them.",
+    "not-spam": "{n} moved to the inbox, counted and delivered.",
+    "delete": "{n} deleted.",
+    "read": "{n} marked read.",
+    "unread": "{n} marked unread.",
+}
+
+
+@login_required
+@require_POST
+def submissions_bulk(request: HttpRequest, form_id: str) -> HttpResponse:
+    """The inbox's bulk buttons over the chosen submissions; back to the same page."""
+    form = owned_form(request, form_id)
+    posted = BulkForm(request.POST)
+    if not posted.is_valid() or not posted.cleaned_data["action"]:
+        messages.error(request, "Choose one or more submissions, then an action.")
+        return HttpResponseRedirect(folder_url(form, request.POST.get("folder", "inbox")))
+    action, ids = posted.cleaned_data["action"], posted.cleaned_data["ids"]
+    if action == "export":  # the download is a GET of its own, so the token stays out of it
+        query = urlencode({"format": "csv", "ids": [str(ident) for ident in ids]}, doseq=True)
+        return HttpResponseRedirect(f"{reverse('dashboard:form-export', args=[form.pk])}?{query}")
+    count = _bulk(form, action, ids)
+    noun = f"{count} submission{'s' if count != 1 else ''}"
+    messages.success(request, BULK_DONE[action].format(n=noun))
+    return HttpResponseRedirect(folder_url(form, posted.cleaned_data["folder"] or "inbox",
+                                           page=posted.cleaned_data["page"]))
+
+
+def _bulk(form: Form, action: str, ids: list) -> int:
+    if action == "delete":
+        return submissions_delete(form=form, ids=ids)
+    if action in ("read", "unread"):
+        return submissions_mark_read(form=form, ids=ids, read=action == "read")
+    if action == "spam":
+        chosen = submissions_chosen(form, ids, status="inbox")
+        for submission in chosen:
+            submission_mark_spam(submission=submission)
+        return len(chosen)
+    chosen = submissions_chosen(form, ids, status="spam")
+    for submission in chosen:
+        submission_rescue(submission=submission)
+    return len(chosen)

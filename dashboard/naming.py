@@ -1,0 +1,97 @@
+"""How the dashboard names things for owners: an integration by where it delivers, a health by
+a word, and a delivery error as a sentence (the raw text stays one click away)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from integrations.models import Integration
+
+HEALTH_LABELS = {"healthy": "Healthy", "failing": "Failing", "never_run": "Not run yet"}
+
+
+def destination(integration: Integration) -> str:
+    """"Webhook to hooks.example.com", "Email to a@b.c", "Slack": which one, at a glance."""
+    config = integration.config or {}
+    kind = integration.type
+    if kind == "WEBHOOK":
+        return f"Webhook to {urlsplit(config.get('url', '')).hostname or 'an address'}"
+    if kind == "EMAIL":
+        return f"Email to {config.get('toEmail') or 'an address'}"
+    if kind == "OWNER_EMAIL":
+        return "Email to you"
+    if kind == "GOOGLE_SHEETS":
+        title = config.get("spreadsheetTitle") or config.get("title")
+        return f"Google Sheets: {title}" if title else "Google Sheets"
+    return {"SLACK": "Slack", "DISCORD": "Discord"}.get(kind, kind.replace("_", " ").title())
+
+
+@dataclass(frozen=True)
+class ShownError:
+    summary: str  # what happened, for the owner
+    detail: str  # the text the transport recorded, for whoever debugs it
+
+
+# The transports' texts (integrations/clients/http.py, kinds) and what they mean to an owner.
+ERROR_SENTENCES = [
+    (re.compile(r"NameResolutionError|cannot resolve", re.I),
+     "The destination's name could not be found (DNS). Check the address."),
+    (re.compile(r"Connection failed|NewConnectionError|refused", re.I),
+     "The destination could not be reached: nothing answered at that address."),
+    (re.compile(r"timed out", re.I),
+     "The destination took too long to answer, so the delivery was given up."),
+    (re.compile(r"^Blocked", re.I),
+     "The address points into a private network, which deliveries may not reach."),
+    (re.compile(r"integration disabled", re.I),
+     "The destination says it no longer exists, so the integration was turned off."),
+    (re.compile(r"redirect", re.I),
+     "The destination answered with a redirect; use the address it redirects to."),
+    (re.compile(r"HTTP 5\d\d"),
+     "The destination had an error of its own (a 5xx answer). It will be tried again."),
+    (re.compile(r"HTTP 429"),
+     "The destination asked us to slow down (429). It will be tried again."),
+    (re.compile(r"HTTP 40[13]"),
+     "The destination refused the delivery (not authorised). Check its credentials."),
+    (re.compile(r"HTTP 4\d\d"),
+     "The destination refused the delivery (a 4xx answer)."),
+    (re.compile(r"Token (refresh|exchange) failed", re.I),
+     "Google did not accept the connection any more. Connect Google Sheets again."),
+    (re.compile(r"Sheets API", re.I),
+     "Google Sheets could not be written to. It will be tried again."),
+]
+
+
+def shown_error(text: str | None) -> ShownError | None:
+    if not text:
+        return None
+    for pattern, sentence in ERROR_SENTENCES:
+        if pattern.search(text):
+            return ShownError(sentence, text)
+    return ShownError("The delivery failed.", text)
+
+
+# The API's field names as the dashboard's pages label them, for messages about a write that
+# failed (the account pages, the integration cards). The settings form labels its own.
+FIELD_LABELS = {
+    "email": "Email", "password": "Password", "code": "Code",
+    "currentPassword": "Current password", "newPassword": "New password",
+    "type": "Type", "formId": "Form", "url": "HTTPS URL", "webhookUrl": "Webhook URL",
+    "apiKey": "Email provider API key", "fromEmail": "From", "toEmail": "Send notifications to",
+    "subject": "Subject", "autoresponse": "Autoresponse",
+    "autoresponse.subject": "Autoresponse subject", "autoresponse.text": "Autoresponse text",
+    "autoresponseSubject": "Autoresponse subject", "autoresponseText": "Autoresponse text",
+    "autoresponseEmailField": "Field holding their address", "name": "Name",
+    "forms": "Forms it may read",
+}
+_INDEX = re.compile(r"(\[\d+\]|\.\d+)+$")
+
+
+def field_label(key: str) -> str:
+    """``config.toEmail`` -> "Send notifications to"; an unknown name in words."""
+    name = _INDEX.sub("", key.removeprefix("config."))
+    if name in FIELD_LABELS:
+        return FIELD_LABELS[name]
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name.replace("_", " ").split(".")[-1])
+    return words[:1].upper() + words[1:].lower()

@@ -1,0 +1,76 @@
+"""How the dashboard shows a time, a field's value and an integration, on every page alike."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django import template
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
+from django.utils.dateparse import parse_datetime
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from config.timefmt import iso
+from dashboard import naming
+from submissions.representation import field_text
+
+register = template.Library()
+
+# Past this many characters (or lines) a value is cut, and the rest is one click away.
+SHORT_CHARS = 160
+SHORT_LINES = 3
+
+
+@register.filter
+def when(value: datetime | str | None, style: str = "Y-m-d H:i") -> SafeString | str:
+    """A ``<time>`` in the owner's zone (the one activated for the request), its zone named."""
+    moment = parse_datetime(value) if isinstance(value, str) else value
+    if moment is None:
+        return ""
+    local = timezone.localtime(moment)
+    return format_html('<time datetime="{}">{} {}</time>', iso(moment),
+                       date_format(local, style), local.tzname())
+
+
+@register.filter
+def value_text(value: Any) -> str:
+    """A field's value as the export writes it (a list joined, a structure as JSON)."""
+    return field_text(value)
+
+
+@register.inclusion_tag("dashboard/_value.html")
+def value(raw: Any, limit: int = SHORT_CHARS) -> dict[str, Any]:
+    """A field's value as the export writes it; a long one shows its start, the whole of it
+    behind <details> (no script needed)."""
+    text = field_text(raw)
+    lines = text.splitlines()
+    long = len(text) > limit or len(lines) > SHORT_LINES
+    start = "\n".join(lines[:SHORT_LINES])[:limit].rstrip() if long else text
+    return {"text": text, "start": start, "long": long, "length": len(text)}
+
+
+@register.filter
+def destination(integration) -> str:
+    return naming.destination(integration)
+
+
+@register.filter
+def health_label(status: str | None) -> str:
+    return naming.HEALTH_LABELS.get(status or "", "None")
+
+
+@register.inclusion_tag("dashboard/_error.html")
+def delivery_error(text: str | None) -> dict[str, Any]:
+    return {"error": naming.shown_error(text)}
+
+
+@register.inclusion_tag("dashboard/_time_zone.html", takes_context=True)
+def time_zone_form(context) -> dict[str, Any]:
+    """The Account page's time zone setting, showing the zone in use."""
+    from dashboard.forms import TimeZoneForm
+
+    user = context["request"].dashboard_user
+    return {"zone_form": TimeZoneForm(initial={"timeZone": user.time_zone or "UTC"}),
+            "chosen": bool(user.time_zone), "csrf_token": context.get("csrf_token")}

@@ -1,0 +1,256 @@
+"""Every signed-in page, at a desktop's width and a phone's, in the owner's time zone: nothing
+wider than the screen, every write answered with a redirect, a reload after each write
+changes nothing, times in the owner's zone, values as the export writes them, and no serious
+or critical accessibility problem (axe-core). Screenshots of each page at both widths go to
+test-artifacts/screenshots/.
+
+axe-core comes from the npm registry, installed beside the project (.ci/run does this):
+
+    npm install --prefix . --no-save --no-package-lock axe-core@4.14.1
+
+and is read from node_modules/axe-core/axe.min.js, or from the file AXE_CORE names. Without
+it a developer's run skips the accessibility check; with CI=true it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from accounts.models import User
+from forms_app.services import form_create
+from integrations.models import Delivery, DeliveryState, Integration
+from integrations.services import integration_create
+from pullapi.models import ApiKey
+from submissions.export import safe_cell
+from submissions.models import Submission
+from tests.browser.conftest import SCREENSHOTS
+from tests.conftest import PASSWORD, add_submission, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+AXE = Path(os.environ.get("AXE_CORE") or ROOT / "node_modules" / "axe-core" / "axe.min.js")
+ZONE = "Europe/Paris"
+WIDTHS = {"desktop": 1280, "phone": 390}
+LONG = "A very long message. " * 150  # 3,150 characters
+TAGS = ["design", "seo"]
+UTM = {"utm_source": "newsletter", "utm_campaign": "autumn"}
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str | None:
+    if AXE.exists():
+        return AXE.read_text()
+    if os.environ.get("CI"):
+        pytest.fail(f"axe-core is not installed at {AXE}; CI must run the accessibility check.")
+    return None
+
+
+@pytest.fixture
+def owner_data(settings):
+    """An owner with a form full of awkward values, a failed webhook delivery and an email
+    integration."""
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    settings.EMAIL_PROVIDER_API_URL = "http://127.0.0.1:9"  # nothing listens: no mail leaves
+    owner = make_user()
+    form = form_create(owner=owner, name="Leads from the autumn campaign landing page")
+    hook = integration_create(owner=owner, type="WEBHOOK",
+                              config={"url": "https://hooks.example.com/formflow/incoming"})
+    integration_create(owner=owner, type="EMAIL", config={
+        "apiKey": "re_123456", "fromEmail": "forms@example.com",
+        "toEmail": "someone.with.a.long.address@example.com"})
+    first = add_submission(form, [["email", "ada@example.com"], ["tags", TAGS], ["utm", UTM],
+                                  ["message", LONG]],
+                           at=datetime(2026, 11, 24, 21, 46, 31, tzinfo=UTC))
+    add_submission(form, {"email": "grace@example.com",
+                          "token": "x" * 120, "message": "Hello there"})
+    Delivery.objects.filter(integration=hook, submission=first).update(
+        state=DeliveryState.FAILED, attempts=8, last_error="Connection failed: NewConnectionError")
+    Integration.objects.filter(pk=hook.pk).update(
+        status="failing", last_error="Connection failed: NewConnectionError")
+    return {"owner": owner, "form": form, "first": first}
+
+
+def state() -> tuple:
+    """What a repeated write would change."""
+    return (ApiKey.objects.count(), Integration.objects.count(),
+            tuple(sorted(Submission.objects.values_list("status", flat=True))),
+            tuple(Integration.objects.order_by("pk").values_list("enabled", flat=True)))
+
+
+class Posts:
+    """Every form post the page makes (a navigation), and what answered it."""
+
+    def __init__(self, page) -> None:
+        self.answers: list[tuple[str, int]] = []
+        page.on("response", self.seen)
+
+    def seen(self, response) -> None:
+        request = response.request
+        if request.method == "POST" and request.is_navigation_request():
+            self.answers.append((request.url, response.status))
+
+    def not_redirected(self) -> list[tuple[str, int]]:
+        return [(url, status) for url, status in self.answers if status not in (302, 303)]
+
+
+def overflow(page) -> dict:
+    return page.evaluate("""() => {
+        const width = window.innerWidth;
+        const past = [...document.querySelectorAll("body *")].filter(e => {
+            const box = e.getBoundingClientRect();
+            return box.width > 0 && box.height > 0 && box.right > width + 1;
+        }).map(e => `${e.tagName.toLowerCase()}.${e.className}`);
+        // Text that runs out of its box (a word too long to wrap) is no element of its own.
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        const range = document.createRange();
+        while (walker.nextNode()) {
+            range.selectNodeContents(walker.currentNode);
+            const box = range.getBoundingClientRect();
+            if (box.width > 0 && box.right > width + 1) {
+                past.push(`text in ${walker.currentNode.parentElement.tagName.toLowerCase()}: `
+                          + walker.currentNode.textContent.trim().slice(0, 40));
+            }
+        }
+        return {scroll: document.scrollingElement.scrollWidth, width, past: past.slice(0, 8)};
+    }""")
+
+
+def accessibility_problems(page, axe_source: str | None) -> list:
+    if axe_source is None:
+        return []
+    page.add_script_tag(content=axe_source)
+    found = page.evaluate("""async () => (await axe.run(document, {resultTypes: ["violations"]}))
+        .violations.filter(v => v.impact === "serious" || v.impact === "critical")
+        .map(v => [v.id, v.impact, v.nodes.slice(0, 3).map(n => n.target.join(" "))])""")
+    return found
+
+
+def check_page(page, name: str, width: str, axe_source: str | None) -> None:
+    page.wait_for_load_state("load")
+    fits = overflow(page)
+    assert fits["scroll"] <= fits["width"] and not fits["past"], (name, width, fits)
+    assert f"Times are shown in {ZONE}" in page.locator("footer.zone").inner_text(), name
+    for stamp in page.locator("main time").all()[:3]:
+        assert re.search(r" (CET|CEST)$", stamp.inner_text()), (name, stamp.inner_text())
+    assert accessibility_problems(page, axe_source) == [], (name, width)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"every-page-{name}-{width}.png"), full_page=True)
+
+
+def reload_changes_nothing(page) -> None:
+    before = state()
+    page.reload()
+    page.wait_for_load_state("load")
+    assert state() == before, page.url
+
+
+def sign_in_first_time(page, live_server) -> None:
+    page.goto("/dashboard/login")
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+    # The first visit stores the browser's zone and draws the page again in it.
+    expect(page.locator("footer.zone")).to_contain_text(f"Times are shown in {ZONE}")
+    deadline = time.monotonic() + 10
+    while User.objects.get(email="owner@example.com").time_zone != ZONE:
+        assert time.monotonic() < deadline, "the browser's zone was not stored"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, axe_source,
+                                             width):
+    form, first = owner_data["form"], owner_data["first"]
+    context = chromium.new_context(
+        base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900},
+        timezone_id=ZONE, bypass_csp=True, accept_downloads=True)  # CSP: to inject axe
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    posts = Posts(page)
+    try:
+        sign_in_first_time(page, live_server)
+        check_page(page, "forms", width, axe_source)
+
+        inbox = f"/dashboard/forms/{form.pk}"
+        page.goto(inbox)
+        check_page(page, "inbox", width, axe_source)
+        # Values as the export writes them; the long one cut, the rest behind <details>.
+        row = page.locator("tr", has_text="ada@example.com")
+        expect(row.locator("dd", has_text=safe_cell(TAGS))).to_have_text(safe_cell(TAGS))
+        expect(row.locator("dd", has_text="utm_source")).to_have_text(safe_cell(UTM))
+        expect(row.locator("details.value summary")).to_contain_text("show all 3150 characters")
+        expect(row.locator("time")).to_have_text("2026-11-24 22:46 CET")
+        assert "in Europe/Paris" in page.locator("#days-zone").inner_text()
+
+        page.goto(f"{inbox}/submissions/{first.pk}")
+        check_page(page, "submission", width, axe_source)
+        expect(page.get_by_text("Webhook to hooks.example.com")).to_be_visible()
+        expect(page.get_by_text("The destination could not be reached").first).to_be_visible()
+
+        for section in ("spam", "setup", "integrations", "settings"):
+            page.goto(f"{inbox}/{section}")
+            check_page(page, f"form-{section}", width, axe_source)
+
+        # Settings: a failed save keeps what was typed; a good one redirects.
+        page.get_by_label("Allowed origins").fill("not an origin")
+        page.get_by_role("button", name="Save settings").click()
+        expect(page.get_by_text("Settings not saved. Allowed origins:")).to_be_visible()
+        expect(page.get_by_label("Allowed origins")).to_have_value("not an origin")
+        assert posts.not_redirected()[-1][1] == 400
+        posts.answers.clear()
+        page.get_by_label("Allowed origins").fill("https://www.example.com")
+        page.get_by_role("button", name="Save settings").click()
+        expect(page.get_by_text("Settings saved.")).to_be_visible()
+        reload_changes_nothing(page)
+
+        # The inbox's bulk actions: export the chosen, then spam.
+        page.goto(inbox)
+        page.locator("tr", has_text="ada@example.com").get_by_role("checkbox").check()
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Export chosen CSV").click()
+        exported = download.value.path().read_text(encoding="utf-8")
+        assert f'"{safe_cell(TAGS)}"' in exported and "grace@example.com" not in exported
+        page.goto(inbox)
+        page.get_by_label(re.compile("Choose the submission")).first.check()
+        page.get_by_role("button", name="Mark spam").click()
+        expect(page.get_by_text("1 submission moved to spam.")).to_be_visible()
+        reload_changes_nothing(page)
+        check_page(page, "inbox-after-bulk", width, axe_source)
+
+        page.goto("/dashboard/integrations")
+        check_page(page, "integrations", width, axe_source)
+        expect(page.get_by_text("Webhook to hooks.example.com").first).to_be_visible()
+        page.get_by_label("HTTPS URL").fill(f"{live_server.url}/hook")
+        page.get_by_role("button", name="Add webhook").click()
+        expect(page.locator("#new-secret")).to_contain_text("whsec_")
+        reload_changes_nothing(page)
+        expect(page.locator("#new-secret")).to_have_count(0)
+
+        page.goto("/dashboard/settings/api-keys")
+        check_page(page, "api-keys", width, axe_source)
+        page.get_by_label("Name", exact=True).fill("Warehouse")
+        page.get_by_label(form.name).check()
+        page.get_by_role("button", name="Create key").click()
+        expect(page.locator("#new-key")).to_contain_text("ff_live_")
+        reload_changes_nothing(page)
+        assert ApiKey.objects.count() == 1
+        check_page(page, "api-keys-after", width, axe_source)
+
+        page.goto("/dashboard/account")
+        check_page(page, "account", width, axe_source)
+        expect(page.get_by_label("Time zone")).to_have_value(ZONE)
+
+        assert posts.not_redirected() == []
+        assert len(posts.answers) >= 4
+    finally:
+        context.close()
