@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from config.ids import IdField
 from config.versions import VersionedQuerySet
@@ -84,6 +85,14 @@ class User(AbstractBaseUser, PermissionsMixin):
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, "token_version"}
         super().save(*args, **kwargs)
+
+    def _get_session_auth_hash(self, secret=None) -> str:
+        """Django's session hash (the admin's sign-in) covers the token version as well as the
+        password, so "log out everywhere" and two-step changes end admin sessions too."""
+        return salted_hmac(
+            "django.contrib.auth.models.AbstractBaseUser.get_session_auth_hash",
+            f"{self.password}:{self.token_version}", secret=secret, algorithm="sha256",
+        ).hexdigest()
 
     def revoke_tokens(self) -> None:
         """Every token issued so far gets 401 from now on."""
@@ -196,6 +205,9 @@ class SignUpAttempt(models.Model):
 
     email = models.EmailField(db_index=True)
     password_hash = models.CharField(max_length=128)
+    # The client address it came from (an IPv6 client's /64): a password is kept only for a
+    # verifier at the address that chose it.
+    client = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     def __str__(self) -> str:

@@ -126,7 +126,7 @@ def user_sign_up(*, email: str, password: str, client: Client | None = None) -> 
     email = normalize_email(email)
     validate_new_password(password, email)
     password_hash = sign_up_password_hash(email, password)
-    sign_up_record(email=email, password_hash=password_hash)
+    sign_up_record(email=email, password_hash=password_hash, client=client)
     # The worker gets the hash, sealed: the broker never sees the password.
     tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash), _address(client))
 
@@ -141,18 +141,24 @@ def sign_up_password_hash(email: str, password: str) -> str:
     return make_password(password, salt)
 
 
-def sign_up_record(*, email: str, password_hash: str) -> None:
+def sign_up_record(*, email: str, password_hash: str, client: Client | None = None) -> None:
     """Written in the request (an insert, whether or not the address has an account), so a
     verification sees every sign-up answered before it, its background work done or not."""
-    SignUpAttempt.objects.create(email=email, password_hash=password_hash)
+    SignUpAttempt.objects.create(email=email, password_hash=password_hash,
+                                 client=client.address if client else "")
 
 
-def _sign_ups_agree(user: User) -> bool:
-    """Whether every sign-up for the address brought the password the account has."""
-    hashes = set(
-        SignUpAttempt.objects.filter(email=user.email).values_list("password_hash", flat=True)
-    )
-    return hashes <= {user.password}
+def _sign_ups_trusted(user: User, verifier: Client | None) -> bool:
+    """Whether the account's password may stay: every sign-up for the address brought it, and
+    the verifier is at a client address one of them came from. A stranger's sign-up that the
+    owner then verifies from elsewhere (a code for a sign-up they never made) keeps no
+    password; the owner sets one, as after sign-ups that disagreed."""
+    rows = list(SignUpAttempt.objects.filter(email=user.email).values_list("password_hash",
+                                                                           "client"))
+    if {digest for digest, _ in rows} - {user.password}:
+        return False
+    clients = {address for _, address in rows}
+    return not rows or verifier is None or verifier.address in clients
 
 
 def _pending_sign_up_matches(email: str, password: str) -> bool:
@@ -276,7 +282,7 @@ def user_verify_email(*, email: str, code: str, client: Client | None = None) ->
         # Sign-ups with different passwords: whichever is the owner's, none is trusted. The
         # verifier is signed in and sets a password (reset, or change-password without the
         # current one, which an account with no usable password allows).
-        if not _sign_ups_agree(user):
+        if not _sign_ups_trusted(user, client):
             user.set_unusable_password()
         user.is_verified = True
         user.save(update_fields=["is_verified", "password"])

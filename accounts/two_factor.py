@@ -16,6 +16,8 @@ import pyotp
 from django.conf import settings
 from django.db import transaction
 
+from accounts import signin_guard
+from accounts.device import Client
 from accounts.models import TwoFactor, User
 from config import crypto
 from config.errors import ServiceError
@@ -109,14 +111,20 @@ def _new_recovery_code() -> str:
 
 
 @transaction.atomic
-def disable(*, user: User, password: str, code: str) -> None:
-    """Turn it off with the password and a code (time or recovery); revokes every token."""
+def disable(*, user: User, password: str, code: str, client: Client | None = None) -> None:
+    """Turn it off with the password and a code (time or recovery); revokes every token.
+    Both are guesses a stolen session could make: they count as failed sign-ins, under the
+    same limits as the sign-in pages (accounts/signin_guard.py)."""
+    client = client or Client("")
+    signin_guard.check(user.email, client, user)
     if not user.check_password(password):
+        signin_guard.failed(user.email, client, user)
         raise ServiceError("validation_error", "Some fields are not valid.",
                            details={"password": "The password is incorrect."})
     if not is_enabled(user):
         raise ServiceError("two_factor_disabled", "Two-step sign-in is not on.")
     if not accept(user, code):
+        signin_guard.failed(user.email, client, user)
         raise invalid_otp(status_code=400)
     TwoFactor.objects.filter(user=user).delete()
     user.revoke_tokens()

@@ -278,7 +278,7 @@ class TwoFactorDisableView(APIView):
         serializer = s.TwoFactorDisableSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = signed_in(request)
-        two_factor.disable(user=user, **serializer.validated_data)
+        two_factor.disable(user=user, client=Client.of(request), **serializer.validated_data)
         response = Response({"message": "Two-step sign-in is off. Every other session was "
                                         "logged out."})
         set_auth_cookie(response, services.token_for(user))

@@ -372,7 +372,7 @@ def two_factor_disable(request: HttpRequest) -> HttpResponse:
         return _form_page(request, "dashboard/two_factor.html", context)
     try:
         accounts_two_factor.disable(user=user, password=form.cleaned_data["password"],
-                                    code=form.cleaned_data["code"])
+                                    code=form.cleaned_data["code"], client=Client.of(request))
     except ServiceError as error:
         messages.error(request, _error_text(error))
         return _error_page(request, "dashboard/two_factor.html", context, error)

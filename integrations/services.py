@@ -183,14 +183,18 @@ def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
 
 
 def secrets_reencrypt() -> int:
-    """Re-encrypt every stored secret under the first FIELD_ENCRYPTION_KEYS key."""
+    """Re-encrypt every stored secret under the first FIELD_ENCRYPTION_KEYS key. The rows are
+    locked FOR NO KEY UPDATE (no key changes), so a submission checking its foreign keys meanwhile
+    never waits on them: no deadlock with a public POST (docs/exactness.md, "Lock order")."""
     count = 0
     with transaction.atomic():
-        for integration in Integration.objects.exclude(secrets_encrypted="").select_for_update():
+        for integration in Integration.objects.exclude(secrets_encrypted="").select_for_update(
+                no_key=True):
             rotated = crypto.rotate(integration.secrets_encrypted)
             Integration.objects.filter(pk=integration.pk).update(secrets_encrypted=rotated)
             count += 1
-        for form in Form.objects.exclude(recaptcha_secret_encrypted="").select_for_update():
+        for form in Form.objects.exclude(recaptcha_secret_encrypted="").select_for_update(
+                no_key=True):
             rotated = crypto.rotate(form.recaptcha_secret_encrypted)
             Form.objects.filter(pk=form.pk).update(recaptcha_secret_encrypted=rotated)
             count += 1

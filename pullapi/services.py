@@ -63,6 +63,7 @@ def api_key_create(
 
 
 @transaction.atomic
+@transaction.atomic
 def api_key_revoke(*, api_key: ApiKey) -> None:
     """Revoke at once: the next request with the key is refused (every lookup hits the DB),
     and the REST hook subscriptions made with it end."""

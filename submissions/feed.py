@@ -132,7 +132,10 @@ def step(batch: int = BATCH) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         backend.lock(cursor)
         state, _ = FeedState.objects.get_or_create(pk=1, defaults={"newest": BEGINNING})
-        cursor.execute(backend.sql, [state.newest, state.newest, state.last_position, batch])
+        # Adapted as the backend stores stamps (SQLite: text without "+00:00"), so the raised
+        # stamps compare equal to the ones already in the feed.
+        newest = connection.ops.adapt_datetimefield_value(state.newest)
+        cursor.execute(backend.sql, [newest, newest, state.last_position, batch])
         placed = cursor.fetchall()
         if placed:
             FeedState.objects.filter(pk=1).update(

@@ -35,6 +35,11 @@ def missing_scope() -> ServiceError:
     )
 
 
+def key_revoked() -> ServiceError:
+    return ServiceError("authentication_failed", "The API key is invalid or has been revoked.",
+                        401)
+
+
 def reachable_form(*, owner: User, api_key: ApiKey | None, identifier: str) -> Form:
     """The form named by its id or slug, if the caller may reach it: a key only its own
     forms, the dashboard every form of the account; any other is 404."""
@@ -68,6 +73,11 @@ def hook_create(
     form = reachable_form(owner=owner, api_key=api_key, identifier=form_id)
     # The owner's row orders concurrent subscriptions, so the limit holds under races.
     User.objects.select_for_update(no_key=True).filter(pk=owner.pk).values_list("pk").get()
+    # The key's row, after the owner's: a revoke that commits first leaves nothing to subscribe
+    # with, and one that comes later waits for this subscription and deletes it.
+    if api_key is not None and not ApiKey.objects.select_for_update().filter(
+            pk=api_key.pk, revoked_at__isnull=True).exists():
+        raise key_revoked()
     if Integration.objects.filter(owner=owner, hook=True).count() >= MAX_HOOKS:
         raise invalid({"hooks": f"An account may have at most {MAX_HOOKS} subscriptions."})
     hook = Integration(

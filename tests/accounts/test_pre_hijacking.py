@@ -158,3 +158,28 @@ def test_sign_in_with_the_second_sign_ups_password_is_403_too(api):
 
     assert login(api, OWNER).status_code == 403
     assert login(api, ATTACKER).status_code == 403
+
+
+def test_a_strangers_lone_sign_up_verified_from_elsewhere_keeps_no_password(api):
+    """The owner enters the code a stranger's sign-up sent to their inbox: the stranger's
+    password must not open the account the owner now holds."""
+    assert sign_up(api, ATTACKER, ip="198.51.100.1").status_code == 201
+
+    verified = api.post(VERIFY, {"email": EMAIL, "code": last_code(EMAIL)}, format="json",
+                        REMOTE_ADDR="203.0.113.9")
+
+    assert verified.status_code == 200
+    assert "ff_token" in verified.cookies
+    assert login(api, ATTACKER).status_code == 401
+    assert login(api, ATTACKER, path=TOKEN).status_code == 401
+    assert not User.objects.get(email=EMAIL).has_usable_password()
+
+
+def test_a_sign_up_verified_from_its_own_address_keeps_its_password(api):
+    assert sign_up(api, OWNER, ip="203.0.113.9").status_code == 201
+
+    verified = api.post(VERIFY, {"email": EMAIL, "code": last_code(EMAIL)}, format="json",
+                        REMOTE_ADDR="203.0.113.9")
+
+    assert verified.status_code == 200
+    assert login(api, OWNER).status_code == 200

@@ -158,3 +158,38 @@ def test_disable_needs_password_and_code_and_revokes_other_tokens(enabled, user)
 @pytest.mark.parametrize("path", [SETUP, ENABLE, DISABLE])
 def test_two_factor_endpoints_need_authentication(api, db, path):
     assert api.post(path, {}, format="json").status_code == 401
+
+
+def test_wrong_guesses_at_disable_are_limited_like_sign_ins(user):
+    """A stolen session cannot guess the password, then the codes, at disable without limit."""
+    from tests.conftest import turn_on_two_factor
+
+    turn_on_two_factor(user)
+    thief = CommitClient()
+    thief.credentials(HTTP_AUTHORIZATION=bearer(user.__class__.objects.get(pk=user.pk)))
+    answers = [
+        thief.post("/api/auth/2fa/disable", {"password": f"guess-{n}", "code": "000000"},
+                   format="json", REMOTE_ADDR="198.51.100.7").status_code
+        for n in range(12)
+    ]
+
+    assert answers[:10] == [400] * 10
+    assert answers[10:] == [429, 429]
+    assert TwoFactor.objects.get().enabled
+
+
+def test_log_out_everywhere_ends_admin_sessions_too(db):
+    from accounts.models import User
+    from tests.conftest import CommitBrowserClient, next_code, turn_on_two_factor
+
+    staff = User.objects.create_superuser("admin@example.com", PASSWORD)
+    secret, _ = turn_on_two_factor(staff)
+    browser = CommitBrowserClient()
+    browser.post("/admin/login/", {"username": staff.email, "password": PASSWORD,
+                                   "otp": next_code(secret), "next": "/admin/"})
+    assert browser.get("/admin/").status_code == 200
+    api = CommitClient()
+    api.credentials(HTTP_AUTHORIZATION=bearer(User.objects.get(pk=staff.pk)))
+
+    assert api.post("/api/auth/logout-all").status_code == 200
+    assert browser.get("/admin/").status_code == 302  # back to the sign-in page

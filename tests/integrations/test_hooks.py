@@ -279,3 +279,23 @@ def test_anonymous_is_401_and_keys_stay_out_of_the_dashboard_api(api, zapier, fo
     assert zapier.get("/api/v1/integrations").status_code == 401
     assert zapier.get("/api/v1/erasures").status_code == 401
     assert zapier.get("/api/v1/submissions", {"formId": str(form.pk)}).status_code == 200
+
+
+def test_a_key_revoked_while_it_subscribes_leaves_no_subscription(zapier, form, monkeypatch):
+    """The owner's revoke commits while the key's subscribe request is past authentication."""
+    from integrations.hooks import services as hook_services
+    from pullapi.models import ApiKey
+    from pullapi.services import api_key_revoke
+
+    real = hook_services.reachable_form
+
+    def revoked_meanwhile(**kwargs):
+        api_key_revoke(api_key=ApiKey.objects.get())
+        return real(**kwargs)
+
+    monkeypatch.setattr(hook_services, "reachable_form", revoked_meanwhile)
+
+    response = subscribe(zapier, form)
+
+    assert response.status_code == 401
+    assert not Integration.objects.filter(hook=True).exists()

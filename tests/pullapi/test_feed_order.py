@@ -301,3 +301,4 @@ def test_a_rescued_submission_enters_the_feed_at_the_rescue(owner_api, puller, f
     second_run, _ = http_sync(puller, form, since)
 
     assert str(held.pk) in second_run
+
