@@ -304,26 +304,37 @@ def deliveries_claim_batch(size: int) -> Claim:
 
 class _Lease:
     """The claim on a batch, renewed between attempts while any of it is in flight; only
-    rows that still carry this claim's token are renewed."""
+    rows that still carry this claim's token are renewed, and only they are attempted: a row
+    whose lease lapsed (an attempt that ran long) may be another worker's now."""
 
     def __init__(self, claim: Claim) -> None:
         self.claim = claim
         self.renew_at = dbclock.now() + BATCH_LEASE - RENEW_BEFORE
+        self.held = {_ident(pk) for pk in claim}
 
     def keep(self) -> None:
         now = dbclock.now()
         if now < self.renew_at:
             return
         adapt = connection.ops.adapt_datetimefield_value
-        rawsql.execute(
-            f"UPDATE {rawsql.table(Delivery)} SET lease_until = %s "
-            f"WHERE state = %s AND claim = %s "
-            f"AND id IN ({rawsql.placeholders(len(self.claim))})",
-            [adapt(now + BATCH_LEASE), DeliveryState.IN_PROGRESS,
-             _token(self.claim.token),
-             *(rawsql.db_id(Delivery, pk) for pk in self.claim)],
-        )
+        where = (f"WHERE state = %s AND claim = %s "
+                 f"AND id IN ({rawsql.placeholders(len(self.claim))})")
+        params = [DeliveryState.IN_PROGRESS, _token(self.claim.token),
+                  *(rawsql.db_id(Delivery, pk) for pk in self.claim)]
+        rawsql.execute(f"UPDATE {rawsql.table(Delivery)} SET lease_until = %s {where}",
+                       [adapt(now + BATCH_LEASE), *params])
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT id FROM {rawsql.table(Delivery)} {where}", params)
+            self.held = {_ident(row[0]) for row in cursor.fetchall()}
         self.renew_at = now + BATCH_LEASE - RENEW_BEFORE
+
+    def holds(self, delivery: Delivery) -> bool:
+        return _ident(delivery.pk) in self.held
+
+
+def _ident(value: Any) -> str:
+    """A delivery id as one text, whatever form the database or the ORM gave it in."""
+    return str(Delivery._meta.pk.to_python(value))
 
 
 def deliveries_attempt(claim: Claim) -> None:
@@ -332,6 +343,8 @@ def deliveries_attempt(claim: Claim) -> None:
     lease = _Lease(claim)
     for delivery in claimed_deliveries(claim):
         lease.keep()
+        if not lease.holds(delivery):
+            continue  # re-queued by the sweeper after its lease lapsed: not ours to send
         if _disabled(delivery):
             _finish(delivery, DeliveryState.FAILED, "Integration is disabled")
             continue

@@ -207,3 +207,27 @@ def test_a_soft_time_limit_ends_the_batch_and_records_nothing(user, form, monkey
         outbox.deliveries_attempt(outbox.deliveries_claim_batch(10))
     assert Delivery.objects.get().state == DeliveryState.IN_PROGRESS  # the lease hands it on
     assert not DeliveryAttempt.objects.exists()
+
+
+def test_a_row_whose_lease_lapsed_mid_batch_is_not_sent_by_the_old_claim(user, form,
+                                                                          monkeypatch):
+    """A long attempt let the batch's lease lapse; the sweeper's re-queue gave the second row to
+    another worker. The first worker's next renewal finds it no longer holds that row, and
+    leaves it alone."""
+    sent = []
+    monkeypatch.setattr(outbox, "_attempt",
+                        lambda delivery: (sent.append(delivery.pk) or Outcome(True, 200),
+                                          dbclock.now(), 5))
+    integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/"})
+    add_submission(form, {"n": "1"})
+    add_submission(form, {"n": "2"})
+    first = outbox.deliveries_claim_batch(10)
+    Delivery.objects.update(lease_until="2000-01-01T00:00:00Z")
+    second = outbox.deliveries_claim_batch(10)  # another worker now holds both rows
+    assert first.token != second.token
+    monkeypatch.setattr(outbox, "RENEW_BEFORE", outbox.BATCH_LEASE)  # renew at once
+
+    outbox.deliveries_attempt(first)
+
+    assert sent == []
+    assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.IN_PROGRESS}
