@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class IntegrationsConfig(AppConfig):
     name = "integrations"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Every kind's delivery counters are in the scrape from the start, at 0, as the
+        # submission outcomes are: a dashboard's rate() needs the series before its first event.
+        from config import metrics
+        from integrations import kinds
+
+        for kind in [*kinds.KINDS, *kinds.BUILT_IN]:
+            for outcome in ("delivered", "failed"):
+                metrics.deliveries.labels(kind, outcome)
