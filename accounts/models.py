@@ -151,7 +151,9 @@ class EmailCode(models.Model):
     # Wrong tries by client address (IPv6 per /64): 5 from one client kill it for that client.
     wrong_tries = models.JSONField(default=dict, blank=True)
     # The client address that asked for it, which strangers' wrong tries never lock out.
-    requested_by = models.CharField(max_length=64, blank=True, default="")
+    # The client addresses that asked for this code (space-separated, first come): the one
+    # whose request sent it, and any whose later request found it still fresh and sent nothing.
+    requested_by = models.TextField(blank=True, default="")
     sent_at = models.DateTimeField()
     # Sends to this address in the hour that began at send_window_start (at most 5).
     send_window_start = models.DateTimeField(null=True, blank=True)

@@ -106,12 +106,25 @@ def _issue_code_if_allowed(user: User, purpose: str, client: str = "") -> None:
     previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
     if previous is not None:
         now = clock.now()
-        if now - previous.sent_at < settings.OTP_RESEND_INTERVAL:
-            return
         in_window = previous.send_window_start and now - previous.send_window_start < SEND_WINDOW
-        if in_window and previous.sends_in_window >= SENDS_PER_WINDOW:
+        if now - previous.sent_at < settings.OTP_RESEND_INTERVAL or (
+                in_window and previous.sends_in_window >= SENDS_PER_WINDOW):
+            # Nothing is sent, but this client asked for the code the inbox already holds: it
+            # may use it past strangers' daily cap, so no stranger who asked first locks the
+            # owner out.
+            _add_asker(previous, client)
             return
     _issue_code(user, purpose, previous, client)
+
+
+MAX_ASKERS = 50  # client addresses kept per code, first come; a bound on the row's size
+
+
+def _add_asker(entry: EmailCode, client: str) -> None:
+    askers = entry.requested_by.split()
+    if client and client not in askers and len(askers) < MAX_ASKERS:
+        entry.requested_by = " ".join([*askers, client])
+        entry.save(update_fields=["requested_by"])
 
 
 # The account endpoints a stranger can call with any address (sign-up, resend, forgot) do the
@@ -253,7 +266,7 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
             else None
         )
         trusted = entry is not None and (
-            (entry.requested_by and entry.requested_by == client.address)
+            (client.address and client.address in entry.requested_by.split())
             or client.device_id(user) is not None
         )
         if not trusted and wrong_tries.count() >= WRONG_TRIES_PER_DAY:

@@ -116,3 +116,36 @@ def test_a_stranger_with_no_live_code_to_guess_never_blocks_the_owner(api, db, p
     code = sign_up(api) if purpose == "verify" else forgot(api)
     send = verify if purpose == "verify" else reset
     assert send(api, code, OWNER_IP).status_code == 200
+
+
+ATTACKER_IP = "198.51.100.77"
+
+
+def test_a_stranger_who_asked_for_the_code_first_cannot_lock_the_owner_out(api, clock):
+    """The stranger's resend sends the code the owner's inbox then holds; their friends spend
+    the 20 strangers' tries. The owner asks too (nothing is sent inside 60 s) and verifies."""
+    sign_up(api)
+    clock.advance(seconds=61)
+    api.post("/api/auth/resend-otp", {"email": EMAIL}, format="json", REMOTE_ADDR=ATTACKER_IP)
+    code = last_code(EMAIL)
+    for n in range(20):
+        assert verify(api, wrong(code), f"192.0.2.{n // 4}").status_code == 400
+    assert verify(api, wrong(code), "192.0.2.99").status_code == 429
+
+    api.post("/api/auth/resend-otp", {"email": EMAIL}, format="json", REMOTE_ADDR=OWNER_IP)
+    assert last_code(EMAIL) == code  # nothing new was sent
+
+    assert verify(api, code, OWNER_IP).status_code == 200
+    assert User.objects.get(email=EMAIL).is_verified
+
+
+def test_a_stranger_who_asked_for_a_reset_first_cannot_block_the_owners_reset(api, db):
+    make_user(EMAIL)
+    forgot(api, ip=ATTACKER_IP)
+    code = last_code(EMAIL)
+    for n in range(20):
+        reset(api, wrong(code), f"192.0.2.{n // 4}")
+
+    forgot(api)  # the owner asks too: inside 60 s nothing is sent, the inbox holds the code
+
+    assert reset(api, code, OWNER_IP).status_code == 200
