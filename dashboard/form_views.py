@@ -223,7 +223,11 @@ def _bulk(form: Form, action: str, ids: list) -> int:
         for submission in chosen:
             submission_mark_spam(submission=submission)
         return len(chosen)
-    chosen = submissions_chosen(form, ids, status="spam")
-    for submission in chosen:
-        submission_rescue(submission=submission)
-    return len(chosen)
+    moved = 0
+    for submission in submissions_chosen(form, ids, status="spam"):
+        try:
+            submission_rescue(submission=submission)
+        except ServiceError:
+            break  # the monthly limit is reached: the rest stay in spam
+        moved += 1
+    return moved

@@ -530,8 +530,12 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
             submission_mark_spam(submission=submission)
             messages.success(request, "Moved to spam. The filter will learn from it.")
         else:
-            submission_rescue(submission=submission)
-            messages.success(request, "Moved to the inbox, counted and delivered.")
+            try:
+                submission_rescue(submission=submission)
+            except ServiceError as error:
+                messages.error(request, error.message)
+            else:
+                messages.success(request, "Moved to the inbox, counted and delivered.")
     return HttpResponseRedirect(folder_url(form, folder))
 
 

@@ -253,6 +253,40 @@ def admit(visit: Visit, form: Form, seen_key: str | None = None, token: str = ""
     return ticket  # the quota is checked again inside the storing transaction
 
 
+def admit_rescue(owner, token: str) -> Ticket:
+    """A rescue from the spam folder is counted like a public submission: it takes a
+    reservation under the monthly limit (no rate limit), or is refused at the limit. Without
+    Redis the record is checked here, and again by nothing: rescues are an owner's clicks."""
+    ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
+                    token=token)
+    client = redis.client()
+    if client is not None and redis.available():
+        try:
+            return _reserve_in_redis(client, ticket)
+        except redis.Unavailable as error:
+            redis.failed(error, "a rescue's admission")
+    if quota.used(owner.pk, ticket.month) >= ticket.limit:
+        raise monthly_limit_reached()
+    return ticket
+
+
+def _reserve_in_redis(client, ticket: Ticket) -> Ticket:
+    quota_key = quota.redis_key(ticket.user_id, ticket.month)
+    # GATE with its rate limit, form versions and duplicate check off: the quota alone.
+    keys = [f"{quota_key}:no-rate", quota_key, held_key(ticket.user_id, ticket.month),
+            f"{quota_key}:no-version", f"{quota_key}:no-version"]
+    args = [0, 1, ticket.limit, 0, 1, 0, "", "", ticket.token, HOLD_SECONDS,
+            quota.KEY_TTL_SECONDS]
+    answer = _script(client)(keys=keys, args=args)
+    if answer == NOT_SEEDED:
+        _recount(client, ticket.user_id, ticket.month)
+        answer = _script(client)(keys=keys, args=args)
+    if answer == OVER_QUOTA:
+        raise monthly_limit_reached()
+    ticket.reserved = answer == ADMITTED
+    return ticket
+
+
 def _admit_in_redis(
     client, form: Form, address: str, ticket: Ticket, seen_key: str | None
 ) -> Ticket:

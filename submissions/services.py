@@ -150,6 +150,24 @@ def submission_rescue(*, submission: Submission) -> Submission:
     counted again; it is delivered only to the integrations that have no delivery of it yet.
     """
     form = submission.form
+    # One that was never counted is counted now: at the monthly limit it stays where it is.
+    ticket = None
+    if not was_counted(submission) and submission.status == Status.SPAM:
+        ticket = admission.admit_rescue(form.owner, str(submission.pk))
+    try:
+        moved = _rescue(submission, form)
+    except BaseException:
+        if ticket is not None:
+            ticket.release()
+        raise
+    if ticket is not None and not moved:
+        ticket.release()  # another rescue moved it first; a stored one is the record's now
+    submission.refresh_from_db()
+    return submission
+
+
+def _rescue(submission: Submission, form: Form) -> int:
+    """The move itself; how many rows moved (0: it was in the inbox already)."""
     with _sqlite_writer(), folders.changing(form.pk) as changes:
         status, position = _held(submission)
         counted = was_counted(submission)
@@ -171,8 +189,7 @@ def submission_rescue(*, submission: Submission) -> Submission:
                 month = current_month()
                 quota.record(form.owner_id, month)
                 transaction.on_commit(lambda: admission.recount(form.owner_id, month))
-    submission.refresh_from_db()
-    return submission
+    return moved
 
 
 def was_counted(submission: Submission) -> bool:
