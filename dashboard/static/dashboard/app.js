@@ -23,14 +23,20 @@ document.addEventListener("submit", (event) => {
 });
 // A first visit: the account has no time zone yet, so the browser's is stored, once, and the
 // page is drawn again with its times in that zone. The Account page can change it later.
+// The page is drawn again only if the owner has not started using it: a reload must never
+// throw away what they typed or cut short a form they sent.
 (() => {
   const form = document.getElementById("time-zone-auto");
   if (!form || sessionStorage.getItem("ff-time-zone-sent")) return;
+  let busy = false;
+  for (const name of ["input", "keydown", "pointerdown", "submit", "beforeunload"]) {
+    window.addEventListener(name, () => { busy = true; }, true);
+  }
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (!zone) return;
   sessionStorage.setItem("ff-time-zone-sent", "1");
   form.elements.timeZone.value = zone;
   fetch(form.action, { method: "POST", body: new FormData(form), redirect: "manual",
                        credentials: "same-origin" })
-    .then(() => location.reload());
+    .then(() => { if (!busy) location.reload(); });
 })();
