@@ -47,6 +47,8 @@ def _totp(entry: TwoFactor) -> pyotp.TOTP:
 
 def _matching_step(entry: TwoFactor, code: str) -> int | None:
     """The time step whose code this is (now, or one step either side), if any."""
+    if not (code.isascii() and code.isdigit()):
+        return None  # a time code is digits; anything else is simply wrong
     totp = _totp(entry)
     now = int(time.time())
     current = totp.timecode(now)

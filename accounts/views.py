@@ -272,6 +272,7 @@ class TwoFactorEnableView(APIView):
 
 class TwoFactorDisableView(APIView):
     permission_classes = [IsAuthenticated]
+    limits_guesses = True  # wrong passwords and codes count as failed sign-ins: 429 past them
 
     @extend_schema(request=s.TwoFactorDisableSerializer, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:

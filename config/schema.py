@@ -258,7 +258,7 @@ class FormFlowSchema(AutoSchema):
 
     def _rate_limited(self) -> bool:
         return bool(getattr(self.view, "throttle_group", "")) or getattr(
-            self.view, "rate_headers", False)
+            self.view, "rate_headers", False) or getattr(self.view, "limits_guesses", False)
 
     def _add_rate_headers(self, answers: dict) -> None:
         """The pull API sends its key's usage on every answer past authentication."""

@@ -8,7 +8,12 @@ from config import strict
 from config.timefmt import TimestampField
 from files.receiving import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider, Form
-from forms_app.origins import normalize_origin, origin_validator, url_validator
+from forms_app.origins import (
+    SchemaPatternValidator,
+    normalize_origin,
+    origin_validator,
+    url_validator,
+)
 
 MAX_ORIGINS = 100
 MAX_BLOCKED_WORDS = 200
@@ -48,8 +53,12 @@ class StrictSerializer(serializers.Serializer):
 class FileUploadsSerializer(StrictSerializer):
     maxBytes = strict.IntegerField(min_value=1, max_value=MAX_FILE_BYTES)
     maxFiles = strict.IntegerField(min_value=1, max_value=MAX_FILES)
-    types = serializers.ListField(child=serializers.JSONField(), min_length=1,
-                                  max_length=MAX_UPLOAD_TYPES)
+    # Strings whose pattern the API schema states, so a generated client knows what passes.
+    types = serializers.ListField(
+        child=strict.CharField(validators=[SchemaPatternValidator(
+            f"^{MIME_TYPE.pattern}$",
+            "Each type must be a MIME type (application/pdf) or a family (image/*).")]),
+        min_length=1, max_length=MAX_UPLOAD_TYPES)
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):
