@@ -193,3 +193,13 @@ def test_log_out_everywhere_ends_admin_sessions_too(db):
 
     assert api.post("/api/auth/logout-all").status_code == 200
     assert browser.get("/admin/").status_code == 302  # back to the sign-in page
+
+
+@pytest.mark.parametrize("code", ["١٢٣٤٥٦", "12345é", "☃"])
+def test_a_code_that_is_not_ascii_digits_is_simply_wrong(owner_api, code):
+    owner_api.post("/api/auth/2fa/setup")
+
+    response = owner_api.post("/api/auth/2fa/enable", {"code": code}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_otp"
