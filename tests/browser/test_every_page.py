@@ -250,6 +250,16 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         check_page(page, "account", width, axe_source)
         expect(page.get_by_label("Time zone")).to_have_value(ZONE)
 
+        page.goto("/dashboard/account/two-factor")
+        check_page(page, "two-factor", width, axe_source)
+        page.get_by_role("button", name="Set up two-step sign-in").click()
+        page.wait_for_url(re.compile(r"/two-factor/new$"))
+        check_page(page, "two-factor-setup", width, axe_source)
+        reload_changes_nothing(page)
+
+        page.goto("/dashboard/account/erasure")
+        check_page(page, "erasure", width, axe_source)
+
         assert posts.not_redirected() == []
         assert len(posts.answers) >= 4
     finally:
