@@ -205,6 +205,11 @@ class FormFlowSchema(AutoSchema):
 
     def _map_serializer_field(self, field, direction, bypass_extensions=False) -> dict:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction == "request" and field.validators and schema.get("type") == "string":
+            # drf-spectacular states validators only for a serializer's own fields; a list's
+            # items (fileUploads.types) would lose their pattern. Stated first, a pattern wins
+            # over the not-blank one below.
+            self._insert_field_validators(field, schema)
         if direction == "request" and _trims_and_refuses_blank(field, schema):
             schema["pattern"] = NOT_BLANK
         return schema

@@ -52,8 +52,6 @@ def test_checks_are_off_only_where_named(loaded):
         "POST /api/auth/reset-password": ["positive_data_acceptance"],
         "POST /api/auth/2fa/enable": ["positive_data_acceptance"],
         "POST /api/auth/2fa/disable": ["positive_data_acceptance"],
-        "POST /api/v1/forms": ["positive_data_acceptance"],
-        "PATCH /api/v1/forms/{id}": ["positive_data_acceptance"],
         "GET /api/v1/submissions": ["positive_data_acceptance"],
         "POST /api/v1/api-keys": ["positive_data_acceptance"],
         "POST /api/v1/integrations": ["positive_data_acceptance"],

@@ -51,3 +51,15 @@ def test_a_pull_parameter_of_spaces_is_refused_as_the_schema_says(schema, puller
     response = puller.get("/api/v1/submissions", {"formId": "   "})
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_parameter"
+
+
+@pytest.mark.parametrize("value, taken", [("application/pdf", True), ("image/*", True),
+                                          ("00", False), ("image/", False), ("*/*", False)])
+def test_upload_types_the_schema_allows_are_taken(owner_api, schema, value, taken):
+    """A list's items keep their pattern in the schema, so a generated client and the server
+    agree on each type."""
+    uploads = schema["components"]["schemas"]["FileUploadsRequest"]["properties"]["types"]
+    body = {"name": "Files", "fileUploads": {"maxBytes": 1000, "maxFiles": 1, "types": [value]}}
+
+    assert bool(re.fullmatch(uploads["items"]["pattern"], value)) is taken
+    assert (owner_api.post(FORMS, body, format="json").status_code == 201) is taken

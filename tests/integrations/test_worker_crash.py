@@ -48,18 +48,24 @@ def start_worker(tmp_path, settings) -> subprocess.Popen:
         "--without-gossip",
         "--without-mingle",
         "--loglevel",
-        "WARNING",
+        "INFO",
     ]
-    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    log = (tmp_path / "worker.log").open("ab")
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
+                            stdout=log, stderr=subprocess.STDOUT)
 
 
-def wait_for(condition, seconds: float = 30) -> None:
+def wait_for(condition, tmp_path, seconds: float = 60) -> None:
+    """Wait for ``condition``; on a timeout, say what the deliveries and the workers did."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():
             return
         time.sleep(0.1)
-    raise AssertionError("timed out waiting")
+    rows = list(Delivery.objects.values("state", "attempts", "next_attempt_at", "lease_until",
+                                        "queued_at"))
+    log = (tmp_path / "worker.log").read_text(errors="replace")[-4000:]
+    raise AssertionError(f"timed out waiting; deliveries: {rows}\nworker log:\n{log}")
 
 
 def test_worker_killed_mid_delivery_does_not_lose_it(tmp_path, settings):
@@ -82,8 +88,8 @@ def test_worker_killed_mid_delivery_does_not_lose_it(tmp_path, settings):
             form = form_create(owner=owner, name="Crashy", notify_owner=False)
             integration_create(owner=owner, type="WEBHOOK", config={"url": receiver.url})
             workers.append(start_worker(tmp_path, settings))
-            submit(CommitClient(), form)
-            wait_for(lambda: len(receiver.requests) == 1)
+            assert submit(CommitClient(), form).status_code == 200
+            wait_for(lambda: len(receiver.requests) == 1, tmp_path)
             os.killpg(workers[0].pid, signal.SIGKILL)
             workers[0].wait(10)
             release.set()
@@ -94,7 +100,7 @@ def test_worker_killed_mid_delivery_does_not_lose_it(tmp_path, settings):
             workers.append(start_worker(tmp_path, settings))
             assert delivery_sweep() == 1
 
-            wait_for(lambda: Delivery.objects.get().state == "delivered")
+            wait_for(lambda: Delivery.objects.get().state == "delivered", tmp_path)
             assert len(receiver.requests) == 2
             assert Delivery.objects.get().attempts == 2
     finally:
