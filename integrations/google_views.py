@@ -103,7 +103,8 @@ class GoogleCallbackView(APIView):
             )
             creds = google.credentials(tokens)
             title = f"FormFlow: {form.name}" if form else "FormFlow submissions"
-            spreadsheet = google.create_spreadsheet(creds, title=title, header=sheet_columns.FIXED)
+            spreadsheet = google.Sheets(creds).create_spreadsheet(
+                title=title, header=sheet_columns.FIXED)
         except google.GoogleError as error:
             return landing(error="google_failed", message=str(error)[:200])
         integration = services.sheets_integration_create(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socketserver
 import threading
 import time
 from collections.abc import Callable
@@ -84,3 +85,34 @@ class FakeServer:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class Trickle(socketserver.ThreadingTCPServer):
+    """Reads a request, then answers "200 OK" one byte every 1.5 s: no recv ever waits long
+    enough for a per-read timeout to trip."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        self.served = 0
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(handler) -> None:
+                handler.request.recv(65536)
+                self.served += 1
+                try:
+                    for byte in answer:
+                        handler.request.sendall(bytes([byte]))
+                        time.sleep(1.5)
+                except OSError:
+                    pass  # the client gave up, as it must
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/hook"

@@ -382,17 +382,20 @@ def read_body(response: urllib3.BaseHTTPResponse, deadline: float) -> tuple[str,
     Streamed, so a huge reply never sits in memory and a slow-drip reply cannot stretch the
     attempt: each chunk waits at most the read timeout, and the clock is checked between them.
     """
+    body, whole = _read(response, deadline, BODY_LIMIT)
+    charset = _charset(response.headers.get("Content-Type", ""))
+    return _decode(body, charset), whole
+
+
+def _read(response: urllib3.BaseHTTPResponse, deadline: float, limit: int) -> tuple[bytes, bool]:
     body = bytearray()
-    whole = True
     for chunk in response.stream(4096):
         body += chunk
         if time.monotonic() > deadline:
             raise DeadlinePassed
-        if len(body) >= BODY_LIMIT:
-            whole = False
-            break
-    charset = _charset(response.headers.get("Content-Type", ""))
-    return _decode(bytes(body[:BODY_LIMIT]), charset), whole
+        if len(body) >= limit:
+            return bytes(body[:limit]), False
+    return bytes(body), True
 
 
 def _charset(content_type: str) -> str | None:
@@ -491,3 +494,45 @@ def _let_go(response: urllib3.BaseHTTPResponse, whole: bool) -> None:
     if not whole:
         response.close()
     response.release_conn()
+
+
+class CallFailed(Exception):
+    """No whole reply within the call's budget: timed out, refused, or cut short."""
+
+
+def call(method: str, url: str, *, body: bytes | None, headers: dict[str, str], budget: float,
+         limit: int = 1024 * 1024) -> tuple[int, dict[str, str], bytes]:
+    """One request to a service the operator chose (Google's APIs), ended by ``budget``
+    whatever the other side does, as ``post`` is: its status, headers and whole body (at most
+    ``limit`` bytes). Not guarded: the URL comes from settings, not from a user. CallFailed
+    for anything short of a whole reply."""
+    if budget <= 0:
+        raise CallFailed("Timed out: no time left")
+    with _bounded(budget) as watch:
+        try:
+            return _call(method, url, body, headers, budget, limit)
+        except (HTTPError, OSError, ValueError, DeadlinePassed, CannotResolve) as error:
+            if watch.cut.is_set() or isinstance(error, (TimeoutError, Urllib3Timeout,
+                                                        DeadlinePassed)):
+                raise CallFailed(f"Timed out after {budget:g} s") from None
+            raise CallFailed(f"Connection failed: {type(error).__name__}") from None
+
+
+def _call(method: str, url: str, body: bytes | None, headers: dict[str, str], budget: float,
+          limit: int) -> tuple[int, dict[str, str], bytes]:
+    deadline = time.monotonic() + budget
+    scheme, host, port, path = _target(url)
+    pool = pool_manager(guarded=False).connection_from_host(host, port, scheme)
+    response = pool.urlopen(
+        method, path, body=body, headers=headers,
+        timeout=urllib3.Timeout(connect=min(CONNECT_SECONDS, budget), read=budget),
+        retries=False, redirect=False, assert_same_host=False, preload_content=False,
+    )
+    whole = False
+    try:
+        content, whole = _read(response, deadline, limit)
+    finally:
+        _let_go(response, whole)
+    if not whole:
+        raise CallFailed(f"Reply longer than {limit} bytes")
+    return response.status, dict(response.headers), content

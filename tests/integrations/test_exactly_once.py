@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import socket
-import socketserver
 import threading
 import time
 import uuid
@@ -22,7 +21,7 @@ from integrations.models import Delivery, DeliveryAttempt, DeliveryState
 from integrations.services import integration_create
 from integrations.transports import Outcome
 from tests.conftest import add_submission
-from tests.fakes import FakeServer, Reply
+from tests.fakes import FakeServer, Reply, Trickle
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -33,37 +32,6 @@ def workers_only(settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     monkeypatch.setattr(outbox, "_wake_workers", lambda *args, **kwargs: True)
     monkeypatch.setattr(outbox, "delivery_retry_later", lambda *args: None)
-
-
-class Trickle(socketserver.ThreadingTCPServer):
-    """Reads a request, then answers "200 OK" one byte every 1.5 s: no recv ever waits long
-    enough for a per-read timeout to trip."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self) -> None:
-        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
-        self.served = 0
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(handler) -> None:
-                handler.request.recv(65536)
-                self.served += 1
-                try:
-                    for byte in answer:
-                        handler.request.sendall(bytes([byte]))
-                        time.sleep(1.5)
-                except OSError:
-                    pass  # the client gave up, as it must
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/hook"
 
 
 def run_workers(stop: threading.Event, errors: list) -> list[threading.Thread]:

@@ -1,3 +1,4 @@
+import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
@@ -5,8 +6,9 @@ import pytest
 from django.core import mail
 
 from integrations.clients.google import Tokens
-from integrations.models import Delivery, Integration
+from integrations.models import Delivery, DeliveryAttempt, Integration
 from tests.conftest import submit
+from tests.fakes import Trickle
 from tests.integrations.fake_google import SCOPE, FakeGoogle
 
 LOGIN = "/api/auth/google/login"
@@ -281,3 +283,45 @@ def test_starting_for_a_form_that_is_not_yours_is_a_404(owner_api, google, form_
 
     assert response.status_code == 404
     assert response.json()["error"] == "form_not_found"
+
+
+def test_a_trickling_sheets_api_cannot_stretch_an_attempt(public, form, connected, google,
+                                                          settings, monkeypatch):
+    """Google answering a byte every 1.5 s (per-read timeouts never trip) ends the attempt at
+    its deadline, a transient failure, so the row is appended once, by a later attempt."""
+    from integrations.clients import google as client
+
+    monkeypatch.setattr(client, "ATTEMPT_SECONDS", 2)
+    trickle = Trickle()
+    settings.GOOGLE_SHEETS_API_URL = f"http://127.0.0.1:{trickle.server_address[1]}/"
+    began = time.monotonic()
+    try:
+        submit(public, form, {"name": "Ada"})
+    finally:
+        trickle.shutdown()
+        trickle.server_close()
+
+    assert time.monotonic() - began < 4
+    delivery = Delivery.objects.get(integration=connected)
+    assert delivery.state == "pending" and delivery.attempts == 1
+    attempt = DeliveryAttempt.objects.get(delivery=delivery)
+    assert attempt.error == "Sheets API unreachable: Timed out after 2 s"
+
+
+def test_a_trickling_token_refresh_ends_by_the_same_deadline(connected, google, settings):
+    from integrations.clients import google as client
+
+    trickle = Trickle()
+    settings.GOOGLE_OAUTH_TOKEN_URI = f"http://127.0.0.1:{trickle.server_address[1]}/token"
+    expire(connected)
+    creds = client.credentials(Tokens.from_dict(Integration.objects.get().secrets))
+    began = time.monotonic()
+    try:
+        with pytest.raises(client.GoogleError) as failed:
+            client.Sheets(creds, seconds=1.5).refresh_if_expired()
+    finally:
+        trickle.shutdown()
+        trickle.server_close()
+
+    assert time.monotonic() - began < 2.5
+    assert not failed.value.permanent

@@ -38,14 +38,15 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
     creds = google.credentials(tokens)
     spreadsheet_id = integration.config["spreadsheetId"]
     columns, written = sheet_columns.reserve(integration.pk, _cells(event))
+    sheets = google.Sheets(creds)  # one deadline for the whole attempt
     try:
-        google.refresh_if_expired(creds)
+        sheets.refresh_if_expired()
         if written < len(columns):
             # Names sit at fixed positions, so writing this delivery's list from A1 leaves
             # any longer header another delivery wrote meanwhile intact.
-            google.write_header(creds, spreadsheet_id=spreadsheet_id, header=columns)
+            sheets.write_header(spreadsheet_id=spreadsheet_id, header=columns)
             sheet_columns.header_confirm(integration.pk, len(columns))
-        google.append_row(creds, spreadsheet_id=spreadsheet_id, row=sheet_row(columns, event))
+        sheets.append_row(spreadsheet_id=spreadsheet_id, row=sheet_row(columns, event))
     except google.GoogleError as error:
         return Outcome(False, error.status_code, str(error), permanent=error.permanent,
                        disable=error.revoked)
