@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError
 
@@ -19,6 +19,8 @@ from submissions import admission, captcha, idempotency, learning, spam
 from submissions.models import Submission
 from submissions.services import submission_create, submission_hold
 from submissions.visit import Visit
+
+T = TypeVar("T")
 
 
 # Each error is made fresh for every request: raising one shared instance again and again would
@@ -77,27 +79,48 @@ def origin_allowed(form: Form, origin: str) -> bool:
     return not form.allowed_origins or origin in form.allowed_origins
 
 
-def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> uuid.UUID:
-    """Run every check and store the submission: the id the answer names. A honeypot catch
-    stores nothing and is answered with an id all the same, so a bot learns nothing.
+class _Current:
+    """The form a request works on: the kept copy until it proves out of date
+    (``form_cache.Stale``), then one fresh read, which never does. ``check`` is what every
+    read of the form must pass before anything runs on it (the origin)."""
+
+    def __init__(self, form: Form, reread: Callable[[], Form],
+                 check: Callable[[Form], None]) -> None:
+        self.form, self._reread, self._check = form, reread, check
+        self.run(check)
+
+    def run(self, step: Callable[[Form], T]) -> T:
+        try:
+            return step(self.form)
+        except form_cache.Stale:
+            self.form = self._reread()
+            self._check(self.form)
+            return step(self.form)
+
+
+def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]],
+           reread: Callable[[], Form]) -> tuple[uuid.UUID, Form]:
+    """Run every check and store the submission: the id the answer names, and the form as
+    last read. A honeypot catch stores nothing and is answered with an id all the same, so a
+    bot learns nothing. ``reread`` reads the form afresh (form_not_found if it is gone), for a
+    kept copy found out of date.
 
     With an Idempotency-Key, a key answered before is answered the same, and nothing else
-    happens (submissions/idempotency.py)."""
-    if not origin_allowed(form, visit.origin):
-        if form_cache.tokens_of(form) is not None:
-            raise form_cache.Stale  # a kept form may be out of date: refuse on a fresh read
-        raise origin_not_allowed()
+    happens (submissions/idempotency.py). The claim is held across a fresh read: given back
+    and taken again, a claim taken over under the first request's id would come back under a
+    new one, and both requests could store."""
+    current = _Current(form, reread, lambda kept: _check_origin(visit, kept))
     key = idempotency.parse(visit.idempotency_key)
-    body = _fingerprint(form, read_fields) if key is not None else None
+    body = _fingerprint(current.form, read_fields) if key is not None else None
     if key is None or body is None:  # no key, or a body that fails whatever the key says
         submission_id = new_id()
-        _run(visit, form, read_fields, submission_id)
-        return submission_id
-    claim = _claim(form, key, body)
+        current.run(lambda kept: _run(visit, kept, read_fields, submission_id))
+        return submission_id, current.form
+    claim = current.run(lambda kept: _claim(kept, key, body))
     if claim.replay:
-        return claim.submission_id
+        return claim.submission_id, current.form
     try:
-        stored = _run(visit, form, read_fields, claim.submission_id)
+        stored = current.run(lambda kept: _run(visit, kept, read_fields, claim.submission_id))
     except IntegrityError:
         if not Submission.objects.filter(pk=claim.submission_id).exists():
             claim.give_back()
@@ -107,7 +130,14 @@ def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]]) -> u
         claim.give_back()
         raise
     claim.stored() if stored else claim.dropped()
-    return claim.submission_id
+    return claim.submission_id, current.form
+
+
+def _check_origin(visit: Visit, form: Form) -> None:
+    if not origin_allowed(form, visit.origin):
+        if form_cache.tokens_of(form) is not None:
+            raise form_cache.Stale  # a kept form may be out of date: refuse on a fresh read
+        raise origin_not_allowed()
 
 
 def _claim(form: Form, key: str, body: str) -> idempotency.Claim:

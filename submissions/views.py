@@ -27,6 +27,15 @@ from submissions.responders import Responder
 from submissions.visit import Visit
 
 
+def _reread(slug: str) -> Form:
+    """The form afresh, for a kept copy found out of date."""
+    form_cache.forget(slug)
+    form = public_form(slug)
+    if form is None:
+        raise intake.form_not_found()
+    return form
+
+
 def _answered_as(visit: Visit, request: HttpRequest) -> Visit:
     """A body that turned out to be JSON (text/plain holding an object) is answered in JSON."""
     if getattr(request, "body_is_json", False) and not visit.wants_json:
@@ -90,14 +99,7 @@ class SubmitView(APIView):
             form = form_cache.form_at(slug)
             if form is None:
                 raise intake.form_not_found()
-            try:
-                submission_id = intake.accept(visit, form, body)
-            except form_cache.Stale:
-                form_cache.forget(slug)
-                form = public_form(slug)
-                if form is None:
-                    raise intake.form_not_found() from None
-                submission_id = intake.accept(visit, form, body)
+            submission_id, form = intake.accept(visit, form, body, lambda: _reread(slug))
         except ServiceError as error:
             metrics.submission("rejected")
             return Responder(_answered_as(visit, request), form).error(error)

@@ -207,3 +207,28 @@ def test_a_form_changed_while_the_quota_is_seeded_is_run_again(public, form, use
     assert submit(public, form, {"n": "2"}).status_code == 200
     counted = int(redis.client().get(quota.redis_key(user.pk, current_month())))
     assert counted == quota.used(user.pk) == 2
+
+
+def test_a_claim_taken_over_on_a_stale_form_keeps_the_first_requests_id(public, form):
+    """A keyed retry takes over an abandoned claim under the first request's id, then finds
+    its kept form out of date. The claim is held across the fresh read: given back and taken
+    again, it would come back under a new id, and the first request, alive after all, would
+    store a second row under its own."""
+    from datetime import timedelta
+
+    from django.db.models.functions import Now
+
+    from submissions.models import IdempotencyKey
+
+    submit(public, form)  # this process now keeps the form
+    first_id = Submission().pk
+    IdempotencyKey.objects.create(form=form, key="k-1", submission_id=first_id)
+    IdempotencyKey.objects.filter(key="k-1").update(created_at=Now() - timedelta(minutes=10))
+    elsewhere(Form, form.pk, name="Renamed")
+
+    response = submit(public, form, {"name": "Ada"}, HTTP_IDEMPOTENCY_KEY="k-1")
+
+    assert response.status_code == 200
+    assert response.json()["id"] == str(first_id)
+    assert Submission.objects.filter(pk=first_id).exists()
+    assert IdempotencyKey.objects.get(key="k-1").submission_id == first_id
