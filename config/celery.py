@@ -23,6 +23,17 @@ def _close_old_connections(sender=None, **_kwargs) -> None:
     db.close_old_connections()
 
 
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _bounded_sessions(**_kwargs) -> None:
+    """Before the pool starts, so every pool (prefork, threads, solo) and the beat inside the
+    worker inherit it, and in a beat of its own: a worker's session cannot hold locks forever
+    (config/dbtimeouts.py)."""
+    from config.dbtimeouts import bound_worker_sessions
+
+    bound_worker_sessions()
+
+
 @signals.worker_process_init.connect
 def _yield_to_intake(**_kwargs) -> None:
     """Delivery yields the CPU to intake where both share a machine (dev.py start, one-box

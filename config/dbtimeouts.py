@@ -13,10 +13,16 @@ Readers paced by their client (an export download, the bulk stream) run one stat
 transaction for as long as the client takes to read: ``paced_by_client`` lifts the statement
 and idle bounds for that transaction alone; the lock bound stays.
 
-Management commands (migrate, shell) and workers are not bounded here: a migration may
-rightly run long, and workers bound their own work. With PgBouncer in transaction mode a
-session setting would leak to other clients: set DATABASE_SESSION_TIMEOUTS=false and put the
-same settings on the database role (``ALTER ROLE formflow SET lock_timeout = '5s'`` ...).
+Workers (and the beat inside them) are bounded more loosely: a stuck lock ends a task
+after WORKER_LOCK_TIMEOUT (its rows are swept up again), no statement outlives the task's own
+soft time limit, and a worker stopped in a transaction (SIGSTOP, a debugger, a frozen VM) is
+ended by the server after WORKER_IDLE_IN_TRANSACTION, so the locks it held and the feed's
+sequencer are freed. Management commands (migrate, shell, backup) are not bounded: a migration
+may rightly run long.
+
+With PgBouncer in transaction mode a session setting would leak to other clients: set
+DATABASE_SESSION_TIMEOUTS=false and put the same settings on the database role (``ALTER ROLE
+formflow SET lock_timeout = '5s'`` ...).
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ from django.db.backends.signals import connection_created
 LOCK_TIMEOUT = "5s"
 STATEMENT_TIMEOUT = "10s"
 IDLE_IN_TRANSACTION = "30s"
+WORKER_LOCK_TIMEOUT = "10s"
+WORKER_STATEMENT_TIMEOUT = "60s"  # CELERY_TASK_SOFT_TIME_LIMIT
+WORKER_IDLE_IN_TRANSACTION = "60s"
 
 BOUNDS_SQL = (
     "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false),"
@@ -44,18 +53,31 @@ LIFTED_SQL = (
 
 def bound_web_sessions() -> None:
     """Called once by the web entry point: every session it opens is bounded."""
-    if settings.DATABASE_SESSION_TIMEOUTS:
-        connection_created.connect(_bound, weak=False, dispatch_uid="formflow-db-bounds")
+    _bound_sessions([LOCK_TIMEOUT, STATEMENT_TIMEOUT, IDLE_IN_TRANSACTION])
 
 
-def unbind_web_sessions() -> None:
-    connection_created.disconnect(dispatch_uid="formflow-db-bounds")
+def bound_worker_sessions() -> None:
+    """Called once as a worker starts (config/celery.py): its pool's processes inherit it."""
+    _bound_sessions([WORKER_LOCK_TIMEOUT, WORKER_STATEMENT_TIMEOUT, WORKER_IDLE_IN_TRANSACTION])
 
 
-def _bound(sender, connection, **_kwargs) -> None:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(BOUNDS_SQL, [LOCK_TIMEOUT, STATEMENT_TIMEOUT, IDLE_IN_TRANSACTION])
+def unbind_sessions() -> None:
+    connection_created.disconnect(dispatch_uid=DISPATCH_UID)
+
+
+DISPATCH_UID = "formflow-db-bounds"
+
+
+def _bound_sessions(bounds: list[str]) -> None:
+    if not settings.DATABASE_SESSION_TIMEOUTS:
+        return
+
+    def bound(sender, connection, **_kwargs) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(BOUNDS_SQL, bounds)
+
+    connection_created.connect(bound, weak=False, dispatch_uid=DISPATCH_UID)
 
 
 @contextmanager

@@ -171,16 +171,14 @@ def test_the_embedded_broker_is_ready_when_its_queue_folder_is_writable(settings
 def test_an_unreachable_broker_is_not_ready_and_not_named(client, beat_alive, settings):
     from tests.integrations.conftest import reset_broker_connections
 
+    # Celery reads Django's settings as they are now; an assignment to the app's conf would
+    # outlive the test and send every later test's messages to that broker.
     settings.CELERY_BROKER_URL = "redis://:s3cret@127.0.0.1:1/0"
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
-    from config.celery import app
-
-    app.conf.broker_url = settings.CELERY_BROKER_URL
     reset_broker_connections()
     try:
         response = client.get("/readyz")
     finally:
-        app.conf.broker_url = "memory://"
         reset_broker_connections()
 
     assert response.status_code == 503

@@ -117,7 +117,7 @@ def bounded_sessions():
     connection.close()
     dbtimeouts.bound_web_sessions()
     yield
-    dbtimeouts.unbind_web_sessions()
+    dbtimeouts.unbind_sessions()
     connection.close()
 
 
@@ -140,6 +140,24 @@ def test_web_sessions_are_bounded_and_client_paced_readers_are_not(bounded_sessi
         assert setting("idle_in_transaction_session_timeout") == "0"
         assert setting("lock_timeout") == "5s"
     assert setting("statement_timeout") == "10s"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_starting_bounds_its_sessions_more_loosely():
+    """Celery's worker_init (config/celery.py) bounds every session the worker, its pool and
+    its beat open: a worker stopped inside a transaction is ended by the server."""
+    from config import celery, dbtimeouts
+
+    connection.close()
+    celery._bounded_sessions()  # what worker_init and beat_init run
+    try:
+        assert [setting(name) for name in
+                ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")] == [
+            "10s", "1min", "1min"]
+    finally:
+        dbtimeouts.unbind_sessions()
+        connection.close()
 
 
 @pytest.mark.postgres
