@@ -10,8 +10,8 @@ from accounts import registration, two_factor
 from accounts.device import Client
 from accounts.models import EmailCode, Invitation, MailerStatus, User
 from accounts.services import usage_reset, user_authenticate
-from config.admin import ChangedFieldsOnlyAdmin
-from config.errors import ServiceError
+from core.admin import ChangedFieldsOnlyAdmin
+from core.errors import ServiceError
 
 
 class UserCreateForm(AdminUserCreationForm):
@@ -124,7 +124,7 @@ class InvitationAdmin(admin.ModelAdmin):
 class StaffSignInForm(AdminAuthenticationForm):
     """The admin's sign-in, checked by the same service as every other sign-in surface (its
     limits, device cookies and two-step codes). Operators must have two-step sign-in on; one
-    who has not is sent to set it up (config/public_pages.py reads the mark left here)."""
+    who has not is sent to set it up (accounts/public_pages.py reads the mark left here)."""
 
     otp = forms.CharField(label="Two-step code", required=False, max_length=64,
                           widget=forms.TextInput(attrs={"autocomplete": "one-time-code"}))

@@ -13,7 +13,7 @@ from rest_framework_simplejwt.settings import api_settings
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import RevokedToken, User
-from config.errors import ServiceError
+from core.errors import ServiceError
 
 API_KEY_PREFIX = "ff_live_"
 # The user's token_version when the token was issued; tokens from before the last password
@@ -56,6 +56,7 @@ def token_user(token: AccessToken) -> User | None:
 
 class JWTCookieOrHeaderAuthentication(JWTAuthentication):
     www_authenticate_realm = "api"
+    reads_session = True  # the schema documents the cookie session beside the bearer token
 
     def authenticate(  # type: ignore[override]  # our User, not simplejwt's AuthUser alias
         self, request: Request

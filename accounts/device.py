@@ -14,7 +14,7 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponse
 
 from accounts.models import User
-from config.net import client_ip, rate_key
+from core.net import client_ip, rate_key
 
 COOKIE_NAME = "ff_device"
 LIFETIME = timedelta(days=365)

@@ -9,7 +9,7 @@ import ssl
 from django.core.mail import EmailMessage
 
 from accounts.models import MailerStatus
-from config import clock
+from core import clock
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from config.ids import IdField
-from config.versions import VersionedQuerySet
+from core.ids import IdField
+from core.infra.versions import VersionedQuerySet
 
 
 def normalize_email(email: str) -> str:

@@ -19,7 +19,7 @@ from django.db import connection
 from django.db.models import Sum
 
 from accounts.models import UsageShard, User, current_month
-from config import rawsql
+from core.infra import rawsql
 
 SHARDS = 16
 # Long enough to outlive its month; a missing key is seeded again from the record.

@@ -12,8 +12,8 @@ from django.db import transaction
 
 from accounts.models import Invitation, User, normalize_email
 from accounts.services import validate_new_password
-from config import clock
-from config.errors import ServiceError
+from core import clock
+from core.errors import ServiceError
 
 OPEN, INVITE, CLOSED = "open", "invite", "closed"
 MODES = (OPEN, INVITE, CLOSED)

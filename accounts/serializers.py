@@ -3,7 +3,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import User
-from config import strict
+from core.api import strict
 
 
 def _new_password_schema() -> dict:

@@ -25,8 +25,9 @@ from accounts.models import (
     User,
     normalize_email,
 )
-from config import clock, crypto, ratelimit
-from config.errors import ServiceError, retry_later
+from core import clock, crypto
+from core.errors import ServiceError, retry_later
+from core.infra import ratelimit
 
 
 def invalid_credentials() -> ServiceError:

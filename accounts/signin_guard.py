@@ -15,8 +15,8 @@ import hashlib
 
 from accounts.device import Client
 from accounts.models import User, normalize_email
-from config import ratelimit
-from config.errors import ServiceError, retry_later
+from core.errors import ServiceError, retry_later
+from core.infra import ratelimit
 
 MAX_FAILURES = 10
 WINDOW_SECONDS = 15 * 60
@@ -65,7 +65,7 @@ def failed(email: str, client: Client, user: User | None) -> None:
 def _alert_once(user: User) -> None:
     """Tell the owner, once in the window, that only their own devices may sign in for now."""
     from accounts import tasks
-    from config import broker
+    from core.infra import broker
 
     alerts = ratelimit.Window(f"signin-alerted:{_digest(user.email)}", ADDRESS_WINDOW_SECONDS)
     if alerts.add() == 1:

@@ -6,8 +6,9 @@ from django.template.loader import render_to_string
 
 from accounts import mailer
 from accounts.models import CodePurpose, User
-from config import broker, crypto
-from config.errors import ServiceError
+from core import crypto
+from core.errors import ServiceError
+from core.infra import broker
 
 # A code lives 30 minutes: retries (about 10 s, 20 s, 40 s, 80 s, 160 s) stay well inside it.
 RETRY_DELAYS_BASE = 10

@@ -19,8 +19,8 @@ from django.db import transaction
 from accounts import signin_guard
 from accounts.device import Client
 from accounts.models import TwoFactor, User
-from config import crypto
-from config.errors import ServiceError
+from core import crypto
+from core.errors import ServiceError
 
 ISSUER = "FormFlow"
 RECOVERY_CODES = 10

@@ -14,9 +14,9 @@ from accounts import device, mailer, registration, services, two_factor
 from accounts import serializers as s
 from accounts.authentication import signed_in, token_from_request
 from accounts.device import Client
-from config import ratelimit
-from config.net import client_ip, rate_key
-from config.schema import error
+from core.api.schema import error
+from core.infra import ratelimit
+from core.net import client_ip, rate_key
 
 SIGNUP_MESSAGE = "Check your inbox: we sent a 6-digit code to verify your email address."
 RESEND_MESSAGE = "If that address needs verification, a new code is on its way."

@@ -164,7 +164,7 @@ def main() -> None:
         port = load.free_port()
         web = stack.enter_context(load.process(
             [bin_dir / "gunicorn", "config.asgi:application", "--worker-class",
-             "config.serving.worker.Worker", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+             "edge.worker.Worker", "--bind", f"127.0.0.1:{port}", "--workers", "1",
              "--threads", "8"], env, work / "web.log"))
         load.wait_up(f"http://127.0.0.1:{port}/healthz")
         (worker_pid,) = load.descendants(web.pid)

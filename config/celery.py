@@ -28,8 +28,8 @@ def _close_old_connections(sender=None, **_kwargs) -> None:
 def _bounded_sessions(**_kwargs) -> None:
     """Before the pool starts, so every pool (prefork, threads, solo) and the beat inside the
     worker inherit it, and in a beat of its own: a worker's session cannot hold locks forever
-    (config/dbtimeouts.py)."""
-    from config.dbtimeouts import bound_worker_sessions
+    (core/infra/dbtimeouts.py)."""
+    from core.infra.dbtimeouts import bound_worker_sessions
 
     bound_worker_sessions()
 

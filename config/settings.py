@@ -61,12 +61,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "config.middleware.ContentSecurityPolicyMiddleware",
-    "config.middleware.NoStoreMiddleware",
+    "core.api.middleware.ContentSecurityPolicyMiddleware",
+    "core.api.middleware.NoStoreMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "config.middleware.ApiErrorMiddleware",
-    "config.middleware.NulInPathMiddleware",
-    "config.middleware.PublicEndpointMiddleware",
+    "core.api.middleware.ApiErrorMiddleware",
+    "core.api.middleware.NulInPathMiddleware",
+    "submissions.middleware.PublicEndpointMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -119,7 +119,7 @@ elif env.boolean("DATABASE_PREPARED_STATEMENTS", True):
     # was a third more submissions a second (bench/load.py). A pooler that hands a session's
     # statements to other sessions (PgBouncer before 1.21 in transaction mode) needs it off.
     DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 2}
-# Web sessions give up on a stuck lock or statement (config/dbtimeouts.py). Off for a pooler
+# Web sessions give up on a stuck lock or statement (core/infra/dbtimeouts.py). Off for a pooler
 # in transaction mode, which would hand the setting to other clients: set it on the role.
 DATABASE_SESSION_TIMEOUTS = env.boolean("DATABASE_SESSION_TIMEOUTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -255,10 +255,10 @@ SIMPLE_JWT = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.JWTCookieOrHeaderAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.BoundedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "config.schema.FormFlowSchema",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.FormFlowSchema",
     "UNAUTHENTICATED_USER": None,
     # ?format= belongs to the export endpoint, not to renderer selection.
     "URL_FORMAT_OVERRIDE": None,
@@ -275,7 +275,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.schema.components",
+        "core.api.schema.components",
     ],
 }
 
@@ -400,7 +400,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
-CSRF_FAILURE_VIEW = "config.middleware.csrf_failure"
+CSRF_FAILURE_VIEW = "core.api.middleware.csrf_failure"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # the contract: bodies over 10 MiB are 413
 # A file part is a field like any other: up to the contract's 200 (Django's default is 100).
 DATA_UPLOAD_MAX_NUMBER_FILES = 200

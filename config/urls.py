@@ -3,7 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config import public_pages
+from accounts import public_pages
 from operations import views as operations
 from submissions.views import thanks
 

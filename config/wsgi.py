@@ -2,8 +2,8 @@ from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 from config.boot import load_settings
-from config.chunked import ChunkedBodies
-from config.dbtimeouts import bound_web_sessions
+from core.infra.dbtimeouts import bound_web_sessions
+from edge.chunked import ChunkedBodies
 from files.receiving import LARGEST_BODY
 
 load_settings()

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework import serializers
 
 from accounts.authentication import signed_in
-from config.errors import ServiceError, flatten_details
+from core.errors import ServiceError, flatten_details
 from dashboard.auth import login_required
 from dashboard.charts import daily_chart
 from dashboard.forms import BulkForm, FormSettingsForm, SearchForm

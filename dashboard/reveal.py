@@ -14,7 +14,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from config.crypto import InvalidToken, fernet
+from core.crypto import InvalidToken, fernet
 
 COOKIE = "ff_reveal"
 LIFETIME = 300  # seconds: the redirect is followed at once

@@ -23,9 +23,9 @@ from accounts import services as accounts
 from accounts import two_factor as accounts_two_factor
 from accounts.authentication import signed_in
 from accounts.device import Client
+from accounts.public_pages import limited
 from accounts.views import clear_auth_cookie, set_auth_cookie
-from config.errors import ServiceError, flatten_details
-from config.public_pages import limited
+from core.errors import ServiceError, flatten_details
 from dashboard.auth import cookie_user, login_required, safe_next
 from dashboard.charts import daily_bars
 from dashboard.form_views import folder_url, owned_form

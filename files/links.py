@@ -13,7 +13,7 @@ import uuid
 
 from django.conf import settings
 
-from config import clock
+from core import clock
 
 VALID_SECONDS = 3600
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from config.dbtime import DatabaseNow
-from config.ids import IdField
+from core.ids import IdField
+from core.infra.dbtime import DatabaseNow
 
 
 class StoredFile(models.Model):

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.files.uploadhandler import FileUploadHandler
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 from files.sniff import HEAD_BYTES, accepted, sniff
 
 SPOOL_BYTES = 256 * 1024

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 from files.models import StorageUsage, StoredFile
 from files.receiving import Received
 from forms_app.models import Form

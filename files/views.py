@@ -20,7 +20,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from config.errors import default_error, json_error
+from core.errors import default_error, json_error
 from files import links
 from files.models import StoredFile
 from files.services import storage

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db import models
 
-from config.admin import ChangedFieldsOnlyAdmin
+from core.admin import ChangedFieldsOnlyAdmin
 from forms_app.models import Form
 from forms_app.services import form_delete
 

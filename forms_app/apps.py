@@ -9,7 +9,7 @@ class FormsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.models import User
-        from config import versions
+        from core.infra import versions
         from forms_app.models import Form
 
         # What the public endpoint keeps of a form and its owner (forms_app/form_cache.py).

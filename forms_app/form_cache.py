@@ -2,7 +2,7 @@
 
 Reading the form and its owner's settings was a tenth of a submission's web CPU and one of its
 two statements. With Redis, each web process keeps the rows it read, with the version tokens
-of the form and of its owner (config/versions.py), and the admission script
+of the form and of its owner (core/infra/versions.py), and the admission script
 (submissions/admission.py) compares those tokens in the round trip it makes anyway: a form
 or an owner changed since is ``Stale``, counted nowhere, and the request is run again on the
 form read afresh. So a change (an allowed origin, a rate limit, a deleted form, a deactivated
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounts.models import User
-from config import redis, versions
+from core.infra import redis, versions
 from forms_app.models import Form
 from forms_app.selectors import PUBLIC_FORM, public_form
 

@@ -5,9 +5,9 @@ import secrets
 from django.conf import settings
 from django.db import models
 
-from config import crypto
-from config.ids import IdField
-from config.versions import VersionedQuerySet
+from core import crypto
+from core.ids import IdField
+from core.infra.versions import VersionedQuerySet
 
 DEFAULT_RATE_LIMIT = 10
 

@@ -5,7 +5,7 @@ import uuid
 from django.db.models import Q, QuerySet
 
 from accounts.models import User
-from config import rawsql
+from core.infra import rawsql
 from forms_app.models import Form
 
 

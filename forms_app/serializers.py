@@ -4,8 +4,9 @@ import re
 
 from rest_framework import serializers
 
-from config import strict
-from config.timefmt import TimestampField
+from core.api import strict
+from core.api.strict import StrictSerializer
+from core.timefmt import TimestampField
 from files.receiving import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider, Form
 from forms_app.origins import (
@@ -33,21 +34,6 @@ READ_ONLY_KEYS = {
     "createdAt",
     "updatedAt",
 }
-
-
-class StrictSerializer(serializers.Serializer):
-    """Rejects keys it does not know, so a typo never passes silently."""
-
-    ignored_keys: set[str] = set()
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = set(data) - set(self.fields) - self.ignored_keys
-            if unknown:
-                raise serializers.ValidationError(
-                    {key: "Unknown field." for key in sorted(unknown)}
-                )
-        return super().to_internal_value(data)
 
 
 class FileUploadsSerializer(StrictSerializer):

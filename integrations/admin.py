@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
-from config.admin import ChangedFieldsOnlyAdmin
+from core.admin import ChangedFieldsOnlyAdmin
 from integrations import outbox, services
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
 from integrations.serializers import public_config

@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Q
 
-from config import clock
+from core import clock
 from integrations import kinds
 from integrations.models import Integration
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.db.models import Q
 
-from config import clock
+from core import clock
 from forms_app.models import Form
 from integrations import events
 from integrations.models import CREATED, DELETED, SPAM, Delivery, DeliveryState, Integration

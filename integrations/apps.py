@@ -8,7 +8,7 @@ class IntegrationsConfig(AppConfig):
     def ready(self) -> None:
         # Every kind's delivery counters are in the scrape from the start, at 0, as the
         # submission outcomes are: a dashboard's rate() needs the series before its first event.
-        from config import metrics
+        from core import metrics
         from integrations import kinds
 
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from config import clock
-from config.timefmt import iso
+from core import clock
+from core.timefmt import iso
 from files.selectors import files_of, shown
 from forms_app.models import Form
 from integrations.models import CREATED, TEST, Delivery, Integration

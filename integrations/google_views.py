@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts.authentication import signed_in
-from config.errors import ServiceError
-from config.schema import error
+from core.api.schema import error
+from core.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import services, sheet_columns

@@ -6,8 +6,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from config import crypto
-from config.ids import IdField
+from core import crypto
+from core.ids import IdField
 from forms_app.models import Form
 from pullapi.models import ApiKey
 from submissions.models import Submission

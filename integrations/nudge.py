@@ -26,7 +26,7 @@ import time
 
 from django.conf import settings
 
-from config import redis
+from core.infra import redis
 
 KEY = "formflow:deliveries:due"
 FLAG_TTL_SECONDS = 3.0

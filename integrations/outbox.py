@@ -12,7 +12,7 @@ rows, and every later write of the claim (renewing the lease, recording an attem
 worker that took the rows next. A lease lapses only if its worker dies or stalls: every
 attempt ends within its 10 s deadline (integrations/clients/http.py cuts it), well inside the
 20 s lease renewed before each attempt. Lease and retry times come from the database's clock
-(config/dbclock.py), so machines whose clocks differ agree on when a lease has lapsed.
+(core/infra/dbclock.py), so machines whose clocks differ agree on when a lease has lapsed.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 
 from accounts.models import User
-from config import broker, dbclock, rawsql
-from config.errors import ServiceError, default_error
+from core.errors import ServiceError, default_error
+from core.infra import broker, dbclock, rawsql
 from forms_app.models import Form
 from integrations import alerts, events, nudge, transports
 from integrations.models import (

@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.schema import strict_input
+from core.api.schema import strict_input
 from integrations.kinds import KINDS
 
 

@@ -5,9 +5,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config import strict
-from config.timefmt import TimestampField
-from forms_app.serializers import StrictSerializer
+from core.api import strict
+from core.api.strict import StrictSerializer
+from core.timefmt import TimestampField
 from integrations import kinds
 from integrations.models import DeliveryState, Integration
 from integrations.schema import CONFIG_OUT, ConfigInField, ConfigPatchField

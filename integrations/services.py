@@ -8,8 +8,9 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import User
-from config import clock, crypto, ratelimit
-from config.errors import ServiceError, retry_later
+from core import clock, crypto
+from core.errors import ServiceError, retry_later
+from core.infra import ratelimit
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import kinds, selectors

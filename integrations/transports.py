@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from config import clock, metrics
+from core import clock, metrics
 from integrations import kinds
 from integrations.kinds.base import Outcome
 from integrations.models import Integration

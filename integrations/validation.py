@@ -15,7 +15,7 @@ from django.core.validators import validate_email
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 from integrations.clients import http
 from integrations.models import EVENT_TYPES
 

@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
-from config.schema import error
+from core.api.schema import error
 from integrations import outbox, selectors, services
 from integrations.models import Integration
 from integrations.schema import create_request

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.db import connection
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 
 
 def not_sqlite() -> ServiceError:
@@ -23,7 +23,7 @@ def not_sqlite() -> ServiceError:
 
 def target(dest: Path) -> Path:
     if dest.is_dir():
-        from config import clock
+        from core import clock
 
         return dest / f"formflow-{clock.now():%Y%m%d-%H%M%S}.sqlite3"
     return dest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import DurationField, ExpressionWrapper, F
 
-from config.dbtime import DatabaseNow
+from core.infra.dbtime import DatabaseNow
 from operations.models import Heartbeat
 
 BEAT = "beat"

@@ -1,4 +1,4 @@
-"""The /metrics scrape: every process's counters (config/metrics.py), added up, and what the
+"""The /metrics scrape: every process's counters (core/metrics.py), added up, and what the
 database says now."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from config import clock
+from core import clock
 from integrations.models import Delivery, DeliveryState
 
 

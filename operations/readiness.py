@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 import formflow
-from config import clock
+from core import clock
 from integrations.models import Delivery, DeliveryState
 from operations import heartbeat
 
@@ -53,7 +53,7 @@ def _unapplied_migrations() -> int:
 
 
 def redis() -> Check:
-    from config import redis as redis_client
+    from core.infra import redis as redis_client
 
     client = redis_client.client()
     assert client is not None
@@ -65,9 +65,9 @@ def broker() -> Check:
     if settings.CELERY_BROKER_URL == "filesystem://":
         folder = str(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
         return {"ok": os.access(folder, os.W_OK)}
-    from config.celery import app
+    from celery import current_app  # the project's app (config/celery.py), set at start
 
-    with app.connection_for_write() as conn:
+    with current_app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_SECONDS)
     return {"ok": True}
 

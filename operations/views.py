@@ -8,7 +8,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
-from config.errors import default_error, json_error
+from core.errors import default_error, json_error
 from operations import metrics as scrape
 from operations import readiness
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from config.ids import IdField
+from core.ids import IdField
 from forms_app.models import Form
 
 READ = "read"

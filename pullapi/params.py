@@ -8,9 +8,9 @@ from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config import strict
-from config.errors import ServiceError, flatten_details
-from config.schema import SPACE
+from core.api import strict
+from core.api.schema import SPACE
+from core.errors import ServiceError, flatten_details
 
 MAX_FIELD_NAMES = 200
 

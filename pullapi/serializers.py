@@ -1,8 +1,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config import strict
-from config.timefmt import TimestampField
+from core.api import strict
+from core.timefmt import TimestampField
 from pullapi.models import SCOPES, ApiKey
 
 

@@ -9,8 +9,9 @@ from django.core.cache import cache
 from django.db import transaction
 
 from accounts.models import User
-from config import clock, rawsql, redis
-from config.errors import ServiceError
+from core import clock
+from core.errors import ServiceError
+from core.infra import rawsql, redis
 from files.models import StoredFile
 from forms_app.models import Form
 from forms_app.selectors import form_lookup

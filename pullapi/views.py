@@ -15,9 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config import ratelimit, redis
-from config.errors import ServiceError
-from config.schema import error
+from core.api.schema import error
+from core.errors import ServiceError
+from core.infra import ratelimit, redis
 from files.selectors import add_files, texts_with_files
 from pullapi import cursors, params, services
 from pullapi.authentication import ApiKeyAuthentication
@@ -68,7 +68,7 @@ class PullApiView(KeyRateLimited):
 
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
-    rate_headers = True  # X-RateLimit-* on every answer (config/schema.py documents them)
+    rate_headers = True  # X-RateLimit-* on every answer (core/api/schema.py documents them)
 
     @staticmethod
     def api_key(request: Request) -> ApiKey:

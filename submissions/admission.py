@@ -35,9 +35,9 @@ from datetime import date
 
 from accounts import quota
 from accounts.models import current_month
-from config import ratelimit, redis
-from config.errors import ServiceError, retry_later
-from config.ids import new_id
+from core.errors import ServiceError, retry_later
+from core.ids import new_id
+from core.infra import ratelimit, redis
 from forms_app import form_cache
 from forms_app.models import Form
 from submissions.models import Submission

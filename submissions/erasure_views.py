@@ -9,9 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
-from config import strict
-from config.timefmt import TimestampField
-from forms_app.serializers import StrictSerializer
+from core.api import strict
+from core.api.strict import StrictSerializer
+from core.timefmt import TimestampField
 from submissions import erasure
 from submissions.models import Erasure
 

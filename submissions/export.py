@@ -21,8 +21,8 @@ from typing import Any
 from django.db import connection
 from django.http import StreamingHttpResponse
 
-from config.dbtimeouts import paced_by_client
-from config.timefmt import iso
+from core.infra.dbtimeouts import paced_by_client
+from core.timefmt import iso
 from files import selectors as files
 from forms_app.models import Form
 from submissions import feed
@@ -60,7 +60,7 @@ def inbox(form_id, since=None, placed: bool = False, search: Search | None = Non
 def batches(rows) -> Iterator[list[tuple]]:
     """``rows`` ``BATCH`` at a time, from one snapshot."""
     # SQLite: a transaction here would begin as a write (IMMEDIATE) and hold every writer off.
-    # Paced by the client: no statement or idle bound on its transaction (config/dbtimeouts.py).
+    # Paced by the client: no statement or idle bound on its transaction (core/infra/dbtimeouts.py).
     snapshot = paced_by_client() if connection.vendor == "postgresql" else nullcontext()
     with snapshot:
         batch: list[tuple] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 from forms_app.models import Form
 from submissions import validation
 

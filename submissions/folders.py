@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from django.db import connection, transaction
 from django.db.models import F
 
-from config import rawsql
+from core.infra import rawsql
 from forms_app.models import Form
 from submissions import feed
 from submissions.models import FolderCount, Status, Submission

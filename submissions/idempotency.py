@@ -36,10 +36,10 @@ from typing import Any
 from django.db import IntegrityError, connection
 from django.db.models import F
 
-from config import rawsql
-from config.dbtime import DatabaseNow
-from config.errors import ServiceError
-from config.ids import new_id
+from core.errors import ServiceError
+from core.ids import new_id
+from core.infra import rawsql
+from core.infra.dbtime import DatabaseNow
 from forms_app.models import Form
 from submissions.models import IdempotencyKey, Submission
 

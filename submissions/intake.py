@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 from django.db import IntegrityError
 
-from config import metrics
-from config.errors import ServiceError
-from config.ids import new_id
+from core import metrics
+from core.errors import ServiceError
+from core.ids import new_id
 from files.receiving import Received, receiving
 from files.services import files_stored
 from forms_app import form_cache

@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from accounts.models import User
-from config import rawsql
+from core.infra import rawsql
 from submissions.models import SpamWord
 from submissions.spam import LINK, Verdict, host_of, texts
 

@@ -5,8 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from config.dbtime import DatabaseNow
-from config.ids import IdField
+from core.ids import IdField
+from core.infra.dbtime import DatabaseNow
 from forms_app.models import Form
 
 

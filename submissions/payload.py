@@ -17,7 +17,7 @@ from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpRequest, QueryDict, UnreadablePostError
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 
-from config.errors import INCOMPLETE_BODY, ServiceError
+from core.errors import INCOMPLETE_BODY, ServiceError
 from files.receiving import Received
 from submissions import validation
 

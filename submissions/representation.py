@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from config.timefmt import iso
+from core.timefmt import iso
 from submissions.models import Submission
 
 

@@ -8,7 +8,7 @@ from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 from forms_app.models import Form
 from submissions.intake import origin_allowed
 from submissions.visit import Visit
@@ -55,7 +55,7 @@ class Responder:
                 "submissions/error.html", {"message": error.message, "status": error.status_code}
             )
             response = HttpResponse(html, status=error.status_code)
-            # An HTML form post gets a page, not JSON (config/middleware.py reads the mark).
+            # An HTML form post gets a page, not JSON (core/api/middleware.py reads the mark).
             response.keeps_own_body = True  # type: ignore[attr-defined]
         for name, value in error.headers.items():
             response[name] = value

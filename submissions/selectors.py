@@ -8,7 +8,8 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
-from config import clock, rawsql
+from core import clock
+from core.infra import rawsql
 from forms_app.models import Form
 from submissions import folders
 from submissions.models import Status, Submission

@@ -12,9 +12,9 @@ from django.db.models.functions import Coalesce
 
 from accounts import quota
 from accounts.models import User, current_month
-from config import clock
-from config.dbtime import DatabaseNow
-from config.ids import new_id
+from core import clock
+from core.ids import new_id
+from core.infra.dbtime import DatabaseNow
 from files.models import StoredFile
 from files.services import delete_files_of
 from forms_app.models import Form

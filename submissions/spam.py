@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from django.core.cache import cache
 
-from config import redis
+from core.infra import redis
 
 DUPLICATE_WINDOW_SECONDS = 600
 MANY_LINKS = 3

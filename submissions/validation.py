@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 
 MAX_DEPTH = 32
 MAX_NAME_LENGTH = 256

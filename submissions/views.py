@@ -17,8 +17,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from config import metrics
-from config.errors import ServiceError, database_unavailable, default_error, json_error
+from core import metrics
+from core.errors import ServiceError, database_unavailable, default_error, json_error
 from forms_app import form_cache
 from forms_app.models import Form
 from forms_app.selectors import public_form
@@ -75,7 +75,7 @@ class SubmitView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     content_negotiation_class = FirstRenderer
-    answers_html = True  # a browser's form post gets its errors as a page (config/schema.py)
+    answers_html = True  # a browser's form post gets its errors as a page (core/api/schema.py)
 
     def dispatch(self, request: HttpRequest, slug: str) -> HttpResponse:
         if request.method == "POST":

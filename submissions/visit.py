@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest
 
-from config.net import client_ip, rate_key
+from core.net import client_ip, rate_key
 from forms_app.origins import normalize_origin, origin_of_url
 
 JSON_TYPES = ("application/json",)

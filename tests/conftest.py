@@ -61,7 +61,7 @@ def wsgi(db):
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
 
-    from config.chunked import ChunkedBodies
+    from edge.chunked import ChunkedBodies
 
     for signal in (request_started, request_finished):
         signal.disconnect(close_old_connections)
@@ -103,7 +103,7 @@ def _frozen_rate_windows(monkeypatch):
 
     import django_ratelimit.core
 
-    from config import ratelimit
+    from core.infra import ratelimit
 
     frozen = time.time()
     monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: frozen))
@@ -177,7 +177,7 @@ class Clock:
 def clock(monkeypatch):
     from django.utils import timezone
 
-    from config import clock as clock_module
+    from core import clock as clock_module
 
     fake = Clock(timezone.now())
     monkeypatch.setattr(clock_module, "now", fake)

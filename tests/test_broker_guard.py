@@ -1,8 +1,8 @@
-"""The broker guard (config/broker.py): one failure pauses publishing, and only a failure."""
+"""The broker guard (core/infra/broker.py): one failure pauses publishing, and only a failure."""
 
 from kombu.exceptions import OperationalError
 
-from config import broker
+from core.infra import broker
 
 
 def failing():

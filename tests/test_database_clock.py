@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 
-from config.dbtime import DatabaseNow
+from core.infra.dbtime import DatabaseNow
 from submissions.models import Submission
 from tests.conftest import add_submission
 

@@ -31,7 +31,7 @@ def test_an_unknown_integration_type_is_keyed_type(owner_api):
 
 
 def test_a_list_of_objects_is_keyed_by_the_lists_name():
-    from config.errors import flatten_details
+    from core.errors import flatten_details
 
     detail = {"rows": [{}, {"name": ["Required."]}], "tags": {0: ["Bad."], 3: ["Worse."]}}
 

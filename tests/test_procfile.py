@@ -21,7 +21,7 @@ def test_the_procfile_has_web_worker_and_beat():
 def test_defaults_apply_and_the_environment_overrides_them():
     default = procfile.command("web", env={})
     assert default[:4] == ["gunicorn", "config.asgi:application", "--worker-class",
-                           "config.serving.worker.Worker"]
+                           "edge.worker.Worker"]
     assert default[default.index("--bind") + 1] == "127.0.0.1:8000"
     assert default[default.index("--workers") + 1] == "2"
     assert default[-2:] == ["--access-logfile", "-"]  # the access log is on in production
@@ -67,7 +67,7 @@ def test_the_systemd_units_are_the_ones_the_procfile_makes():
 def test_each_unit_runs_its_procfile_line_with_the_defaults_in_its_environment():
     web = procfile.units()["formflow-web.service"]
     assert ("ExecStart=/opt/formflow/.venv/bin/gunicorn config.asgi:application "
-            "--worker-class config.serving.worker.Worker --bind ${BIND_HOST}:${PORT} "
+            "--worker-class edge.worker.Worker --bind ${BIND_HOST}:${PORT} "
             "--workers ${WEB_CONCURRENCY} --threads ${WEB_THREADS} --access-logfile -\n") in web
     assert ('Environment="DATA_DIR=/var/lib/formflow" "BIND_HOST=127.0.0.1" "PORT=8000" '
             '"WEB_CONCURRENCY=2" "WEB_THREADS=4"\n') in web

@@ -6,7 +6,7 @@ that raised it, and with it every body those requests read, for the life of the 
 
 import gc
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 
 
 def live_errors() -> list[ServiceError]:

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from config.schema import NOT_BLANK
+from core.api.schema import NOT_BLANK
 
 FORMS = "/api/v1/forms"
 BLANKS = [" ", "\t\n", "\u3000", "\x1c", "\u00a0 \u2028"]

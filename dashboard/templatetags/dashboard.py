@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from config.timefmt import iso
+from core.timefmt import iso
 from dashboard import naming
 from submissions.representation import field_text
 

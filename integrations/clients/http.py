@@ -362,7 +362,7 @@ def retry_after_seconds(value: str | None) -> float | None:
         pass
     from email.utils import parsedate_to_datetime
 
-    from config import clock
+    from core import clock
 
     try:
         moment = parsedate_to_datetime(value)

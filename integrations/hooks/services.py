@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from accounts.models import User
-from config.errors import ServiceError
+from core.errors import ServiceError
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations.clients import webhook

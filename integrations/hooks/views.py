@@ -18,10 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import JWTCookieOrHeaderAuthentication, signed_in
-from config import strict
-from config.schema import NOT_BLANK, error
-from config.timefmt import TimestampField
-from forms_app.serializers import StrictSerializer
+from core.api import strict
+from core.api.schema import NOT_BLANK, error
+from core.api.strict import StrictSerializer
+from core.timefmt import TimestampField
 from integrations.hooks import services
 from integrations.kinds.webhook import EVENTS
 from integrations.models import Integration

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from config.migration_ops import AddIndexOnline, RemoveIndexOnline
+from core.infra.migration_ops import AddIndexOnline, RemoveIndexOnline
 
 
 class Migration(migrations.Migration):

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from django.db import migrations, models, transaction
 
-from config.migration_ops import AddIndexOnline
+from core.infra.migration_ops import AddIndexOnline
 
 BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
 

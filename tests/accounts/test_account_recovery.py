@@ -443,7 +443,7 @@ def test_logout_takes_twenty_requests_a_minute_per_address(api, db):
 
 @pytest.fixture
 def broker_away():
-    from config.broker import breaker
+    from core.infra.broker import breaker
 
     breaker.trip()  # as after a failed publish: nothing is sent for a while
     yield

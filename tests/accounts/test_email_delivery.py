@@ -9,7 +9,7 @@ from django.core import mail
 from accounts.models import CodePurpose, User
 from accounts.services import _issue_code
 from accounts.tasks import send_code_email
-from config import crypto
+from core import crypto
 
 
 class Inbox:

@@ -77,7 +77,7 @@ def test_ipv6_failures_count_per_64(api, owner):
 
 
 def test_the_limit_ends_with_its_window(api, owner, monkeypatch):
-    from config import ratelimit
+    from core.infra import ratelimit
 
     for _ in range(10):
         api_login(api, "wrong password!", "198.51.100.7")

@@ -130,7 +130,7 @@ def test_verify_page_past_the_daily_wrong_codes_is_429_with_retry_after(client, 
 
 
 def test_forgot_page_while_the_broker_is_away_says_so(client, user):
-    from config.broker import breaker
+    from core.infra.broker import breaker
 
     breaker.trip()
     try:

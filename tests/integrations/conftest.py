@@ -27,7 +27,7 @@ def mailer(user, provider):
 
 def reset_broker_connections():
     """Make Celery reconnect, after a test changed the broker settings."""
-    from config.broker import breaker as broker_breaker
+    from core.infra.broker import breaker as broker_breaker
 
     celery_app._pool = None
     celery_app.amqp._producer_pool = None

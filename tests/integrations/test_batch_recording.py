@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
-from config import clock
+from core import clock
 from integrations import outbox
 from integrations.models import Delivery, DeliveryState
 from integrations.services import integration_create

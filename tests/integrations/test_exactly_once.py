@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from config import dbclock
+from core.infra import dbclock
 from integrations import outbox
 from integrations.clients import http
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState
@@ -140,7 +140,7 @@ def test_a_lapsed_claim_records_nothing(user, form):
 def test_lease_times_come_from_the_database_clock(user, form, monkeypatch):
     from django.utils import timezone
 
-    from config import clock
+    from core import clock
 
     real_now = timezone.now
     monkeypatch.setattr(clock, "now", lambda: real_now() + timedelta(seconds=40))  # host ahead

@@ -109,7 +109,7 @@ def test_the_outbox_due_gauge_is_read_from_the_database(client, token, form, hoo
 
 
 def _count_in_another_process() -> None:
-    from config import metrics
+    from core import metrics
 
     metrics.submission("inbox")
     metrics.submission("inbox")

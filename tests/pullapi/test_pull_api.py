@@ -4,8 +4,8 @@ import pytest
 
 from accounts.models import User
 from accounts.services import token_for
-from config import ratelimit
-from config.timefmt import iso
+from core.infra import ratelimit
+from core.timefmt import iso
 from forms_app.services import form_create
 from pullapi.models import ApiKey
 from submissions.models import Submission

@@ -5,8 +5,8 @@ from datetime import timedelta
 
 import pytest
 
-from config import clock as clock_module
-from config.timefmt import iso
+from core import clock as clock_module
+from core.timefmt import iso
 from tests.conftest import CommitClient, add_submission, create_key
 
 URL = "/api/v1/submissions/stream"

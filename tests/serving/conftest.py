@@ -15,8 +15,8 @@ import uvicorn
 from django.conf import settings
 from django.db import connections
 
-from config.serving.bridge import WsgiBridge
-from config.serving.worker import Worker
+from edge.bridge import WsgiBridge
+from edge.worker import Worker
 
 
 @dataclass

@@ -125,7 +125,7 @@ def test_a_rejected_body_gives_the_reserved_quota_back(form, owner):
 
 def test_the_quota_counter_is_seeded_from_the_record(form, owner):
     from accounts.models import UsageShard, current_month
-    from config import redis
+    from core.infra import redis
 
     owner.monthly_submission_limit = 3
     owner.save()

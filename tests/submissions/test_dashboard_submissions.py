@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from config import clock as clock_module
+from core import clock as clock_module
 from forms_app.models import Form
 from submissions.models import Submission
 from tests.conftest import add_submission

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.db.models import F
 
-from config import clock as clock_module
+from core import clock as clock_module
 from forms_app.models import Form
 from submissions import folders
 from submissions.lifecycle import purge

@@ -2,14 +2,14 @@
 its owner applies from the next submission on, in every process.
 
 "Another process" is played by raw SQL, which no hook of this process sees, followed by the
-token renewal that process's ORM would have made (config/versions.py)."""
+token renewal that process's ORM would have made (core/infra/versions.py)."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from config import redis, versions
+from core.infra import redis, versions
 from forms_app import form_cache
 from forms_app.models import Form
 from submissions.models import Submission

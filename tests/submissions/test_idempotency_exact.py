@@ -272,7 +272,7 @@ def test_the_purge_deletes_keys_past_24_hours_by_the_database_clock(public, form
 def test_sqlite_stamps_in_one_millisecond_follow_commit_order(form, monkeypatch):
     """Ten submissions stamped by one frozen millisecond: keyset order is arrival order, not
     the order of their random ids."""
-    from config.dbtime import DatabaseNow
+    from core.infra.dbtime import DatabaseNow
     from tests.conftest import add_submission
 
     monkeypatch.setattr(DatabaseNow, "sqlite_instant", "'2026-11-24 10:00:00.123'")

@@ -112,7 +112,7 @@ def test_a_waiting_idempotency_claim_ends_with_a_409(public, form):
 @pytest.fixture
 def bounded_sessions():
     """Database sessions bounded as a web process's are (config/wsgi.py)."""
-    from config import dbtimeouts
+    from core.infra import dbtimeouts
 
     connection.close()
     dbtimeouts.bound_web_sessions()
@@ -130,7 +130,7 @@ def setting(name: str) -> str:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_web_sessions_are_bounded_and_client_paced_readers_are_not(bounded_sessions):
-    from config.dbtimeouts import paced_by_client
+    from core.infra.dbtimeouts import paced_by_client
 
     assert [setting(name) for name in
             ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")] == [
@@ -147,7 +147,8 @@ def test_web_sessions_are_bounded_and_client_paced_readers_are_not(bounded_sessi
 def test_a_worker_starting_bounds_its_sessions_more_loosely():
     """Celery's worker_init (config/celery.py) bounds every session the worker, its pool and
     its beat open: a worker stopped inside a transaction is ended by the server."""
-    from config import celery, dbtimeouts
+    from config import celery
+    from core.infra import dbtimeouts
 
     connection.close()
     celery._bounded_sessions()  # what worker_init and beat_init run

@@ -12,7 +12,7 @@ from django.db import connection
 
 from accounts.models import User, current_month
 from accounts.services import usage_reset
-from config import redis
+from core.infra import redis
 from forms_app.models import Form
 from submissions import admission, captcha
 from submissions.models import Status, Submission

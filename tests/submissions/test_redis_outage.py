@@ -4,7 +4,7 @@ database decides), rate limits hold per process, and nothing is lost."""
 import pytest
 import redis as redis_py
 
-from config import redis
+from core.infra import redis
 from integrations.models import Delivery
 from integrations.services import integration_create
 from submissions import admission
@@ -88,7 +88,7 @@ def test_a_counter_gone_stale_is_seeded_again_when_redis_returns(public, form, u
 @pytest.fixture
 def cache_away(settings, monkeypatch):
     """The shared cache (Redis) unreachable, for every rate limit that goes through it."""
-    from config import ratelimit
+    from core.infra import ratelimit
 
     settings.CACHES = {
         "default": {

@@ -252,7 +252,7 @@ def test_not_spam_rescues_into_the_inbox_now_counted_and_delivered(
 
 def test_a_rescue_reaches_an_incremental_sync_started_before_it(owner_api, public, blocking,
                                                                 puller):
-    from config.timefmt import iso
+    from core.timefmt import iso
 
     submit(public, blocking, {"name": "Ada", "message": "casino"})
     held = Submission.objects.get()

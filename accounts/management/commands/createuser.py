@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_email
 
 from accounts import registration
-from config.errors import ServiceError
+from core.errors import ServiceError
 
 
 class Command(BaseCommand):

@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 
-from config import clock
+from core import clock
 from integrations.clients import email_provider
 from integrations.models import AutoresponseSent
 from integrations.validation import CONTROL_CHARACTERS, has_control_characters

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
-from config import clock
+from core import clock
 from integrations.kinds.base import Outcome
 from integrations.kinds.owner_email import mail
 from integrations.models import Integration, OwnerDigest, OwnerNotice

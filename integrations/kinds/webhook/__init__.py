@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 
-from config import clock
+from core import clock
 from integrations.clients import webhook
 from integrations.kinds.base import ConfigForm, Kind, Outcome, http_outcome, optional_text
 from integrations.models import CREATED, EVENT_TYPES

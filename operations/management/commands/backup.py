@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.errors import ServiceError
+from core.errors import ServiceError
 from operations import backup
 
 

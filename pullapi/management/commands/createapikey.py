@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User, normalize_email
-from config.errors import ServiceError
+from core.errors import ServiceError
 from pullapi.services import api_key_create
 
 

@@ -4,7 +4,7 @@ times (contract, "Exactness under concurrency").
 Every machine reads the same clock this way, however far its own has drifted: the offset
 between this host's clock and the database's is measured with one query, kept 30 s, and
 measured again at once if this host's clock jumps (a step by NTP, a changed time zone
-setting). ``now()`` is ``config.clock.now()`` plus that offset, so tests that move the service's
+setting). ``now()`` is ``core.clock.now()`` plus that offset, so tests that move the service's
 clock move this one too. SQLite's clock is this host's: its offset is zero.
 """
 
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 from django.utils import timezone
 
-from config import clock
+from core import clock
 
 KEEP_SECONDS = 30.0
 JUMP_SECONDS = 0.25

@@ -18,7 +18,7 @@ from django.http import (
     UnreadablePostError,
 )
 
-from config.errors import INCOMPLETE_BODY, database_unavailable, default_error, json_error
+from core.errors import INCOMPLETE_BODY, database_unavailable, default_error, json_error
 
 logger = logging.getLogger(__name__)
 
@@ -88,40 +88,6 @@ class NulInPathMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if "\x00" in request.path and not request.path.startswith(self.PUBLIC_ENDPOINT):
             raise Http404("No resource has U+0000 in its address.")
-        return self.get_response(request)
-
-
-class PublicEndpointMiddleware:
-    """Serves ``/api/v1/f/{slug}`` straight away, past the middleware below it and URL
-    resolution, none of which that endpoint uses: it has no session, no user, no CSRF (anyone's
-    site posts to it), no messages. They cost a tenth of a submission's CPU under load.
-
-    The middleware above it still applies: security headers, JSON errors under /api/, the NUL
-    check. The URL pattern in submissions/urls.py stays, for reverse() and the schema; this
-    matches exactly what it matches (``<str:slug>``: one non-empty segment)."""
-
-    PREFIX = "/api/v1/f/"
-
-    def __init__(self, get_response) -> None:
-        from submissions.views import SubmitView
-
-        self.get_response = get_response
-        self.view = SubmitView.as_view()
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        path = request.path_info
-        if path.startswith(self.PREFIX):
-            slug = path[len(self.PREFIX) :]
-            if slug and "/" not in slug:
-                response: HttpResponse
-                try:
-                    response = self.view(request, slug=slug)
-                except Exception as error:  # as ApiErrorMiddleware.process_exception would
-                    response = exception_response(request, error)
-                response.setdefault("X-Frame-Options", "DENY")
-                # As CommonMiddleware would: a length, not a chunked answer.
-                response.setdefault("Content-Length", str(len(response.content)))
-                return response
         return self.get_response(request)
 
 

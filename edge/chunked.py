@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from config import bodies
+from edge import bodies
 
 SPOOL_BYTES = 256 * 1024
 
@@ -56,7 +56,7 @@ class ChunkedBodies:
     def __init__(self, app: Callable, limit: int, upload_limit: int | None = None) -> None:
         self.app = app
         self.limit = limit
-        # A multipart post to a public form may carry files (config/bodies.py).
+        # A multipart post to a public form may carry files (edge/bodies.py).
         self.upload_limit = limit if upload_limit is None else upload_limit
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:

@@ -15,7 +15,7 @@ import redis
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from config.breaker import Breaker
+from core.infra.breaker import Breaker
 
 logger = logging.getLogger(__name__)
 

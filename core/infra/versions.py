@@ -21,7 +21,7 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.db.models.signals import post_delete, post_save
 
-from config import redis
+from core.infra import redis
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The gunicorn worker class: ``gunicorn config.asgi:application -k config.serving.worker.Worker``.
+"""The gunicorn worker class: ``gunicorn config.asgi:application -k edge.worker.Worker``.
 
 gunicorn keeps what it is good at (processes, restarts, ``HUP`` reloads, ``--max-requests``),
 and each process serves with uvicorn's event loop and ``EdgeProtocol``. ``--threads`` is the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from uvicorn_worker import UvicornWorker
 
-from config.serving.protocol import EdgeProtocol
+from edge.protocol import EdgeProtocol
 
 
 class Worker(UvicornWorker):

@@ -141,7 +141,7 @@ def _operations(result: dict):
 def _closed_components() -> set[str]:
     """The request components of serializers that refuse keys they do not know
     (StrictSerializer); the others ignore them, and their schema leaves them open."""
-    from forms_app.serializers import StrictSerializer
+    from core.api.strict import StrictSerializer
 
     names, pending = set(), [StrictSerializer]
     while pending:
@@ -256,9 +256,8 @@ class FormFlowSchema(AutoSchema):
         return needs or bool(self.view.get_authenticators())
 
     def _takes_session(self) -> bool:
-        from accounts.authentication import JWTCookieOrHeaderAuthentication
-
-        return any(isinstance(auth, JWTCookieOrHeaderAuthentication)
+        """An authenticator that reads the session cookie says so (``reads_session``)."""
+        return any(getattr(auth, "reads_session", False)
                    for auth in self.view.get_authenticators())
 
     def _rate_limited(self) -> bool:

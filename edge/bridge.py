@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from config import bodies
+from edge import bodies
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class WsgiBridge:
                  upload_limit: int | None = None) -> None:
         self.app = app
         self.body_limit = body_limit  # one byte more is read, so the app can refuse it as 413
-        # A multipart post to a public form may carry files (config/bodies.py).
+        # A multipart post to a public form may carry files (edge/bodies.py).
         self.upload_limit = body_limit if upload_limit is None else upload_limit
         self.threads = threads  # the gunicorn worker sets it from --threads before serving
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django_ratelimit.core import get_usage
 
-from config import redis
-from config.errors import retry_later
+from core.errors import retry_later
+from core.infra import redis
 
 
 def now() -> float:

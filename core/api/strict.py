@@ -56,3 +56,18 @@ class IntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not isinstance(data, int):
             raise _wrong_type("an integer")
         return super().to_internal_value(data)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects keys it does not know, so a typo never passes silently."""
+
+    ignored_keys: set[str] = set()
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = set(data) - set(self.fields) - self.ignored_keys
+            if unknown:
+                raise serializers.ValidationError(
+                    {key: "Unknown field." for key in sorted(unknown)}
+                )
+        return super().to_internal_value(data)

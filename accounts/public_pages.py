@@ -11,9 +11,9 @@ from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from config import ratelimit
-from config.errors import ServiceError
-from config.net import client_ip, rate_key
+from core.errors import ServiceError
+from core.infra import ratelimit
+from core.net import client_ip, rate_key
 
 
 def too_many(error: ServiceError) -> HttpResponse:

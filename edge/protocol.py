@@ -29,7 +29,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-from config.serving import access_log
+from edge import access_log
 
 MAX_TARGET_BYTES = 16 * 1024
 MAX_HEAD_BYTES = 64 * 1024

@@ -6,7 +6,7 @@ import logging
 
 from kombu.exceptions import OperationalError
 
-from config.breaker import Breaker
+from core.infra.breaker import Breaker
 
 logger = logging.getLogger(__name__)
 
