@@ -7,4 +7,4 @@ from config.settings import *  # noqa: F403
 from config.settings import MIDDLEWARE
 
 ROOT_URLCONF = "bench.floor_urls"
-MIDDLEWARE = [name for name in MIDDLEWARE if name != "core.api.middleware.PublicEndpointMiddleware"]
+MIDDLEWARE = [name for name in MIDDLEWARE if name != "submissions.middleware.PublicEndpointMiddleware"]

@@ -33,6 +33,7 @@ from django.db.models import F, Q
 from accounts.models import User
 from core.errors import ServiceError, default_error
 from core.infra import broker, dbclock, rawsql
+from files.selectors import keeps_files_sql
 from forms_app.models import Form
 from integrations import alerts, events, nudge, transports
 from integrations.models import (
@@ -371,6 +372,7 @@ def _claimed_columns() -> tuple:
         submission.get_field("form"),
         form.get_field("slug"),
         form.get_field("name"),
+        form.get_field("file_uploads"),  # then keeps_files, a boolean no field converts
     )
 
 
@@ -398,7 +400,8 @@ def claimed_deliveries(claim: Claim) -> list[Delivery]:
     """
     rows = rawsql.fetch(
         "SELECT d.id, d.integration_id, d.submission_id, d.event_type, d.attempts, "
-        "s.submitted_at, s.data, s.form_id, f.slug, f.name "
+        "s.submitted_at, s.data, s.form_id, f.slug, f.name, f.file_uploads, "
+        f"{keeps_files_sql('f.id')} "
         f"FROM {rawsql.table(Delivery)} d "
         f"LEFT JOIN {rawsql.table(Submission)} s ON s.id = d.submission_id "
         f"LEFT JOIN {rawsql.table(Form)} f ON f.id = s.form_id "
@@ -412,9 +415,10 @@ def claimed_deliveries(claim: Claim) -> list[Delivery]:
     for pk, integration_id, submission_id, event_type, attempts, *submitted in rows:
         submission = None
         if submission_id is not None:
-            submitted_at, data, form_id, slug, name = submitted
+            submitted_at, data, form_id, slug, name, file_uploads, keeps_files = submitted
             if form_id not in forms:
-                forms[form_id] = Form(pk=form_id, slug=slug, name=name)
+                forms[form_id] = Form(pk=form_id, slug=slug, name=name, file_uploads=file_uploads)
+                forms[form_id].keeps_files = bool(keeps_files)  # files.selectors.shown
             submission = Submission(
                 pk=submission_id, form=forms[form_id], submitted_at=submitted_at, data=data
             )

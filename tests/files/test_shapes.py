@@ -101,6 +101,27 @@ def test_the_webhook_event_carries_files(public, form, store, hook, receiver):
     assert data["files"] == expected_files(data["files"])
 
 
+def test_a_webhook_of_an_upload_form_lists_files_before_any_was_stored(public, form, store,
+                                                                        hook, receiver):
+    """The worker reads a batch's forms with its rows: uploads on is enough for ``files``,
+    as in every other shape, even before the form's first file."""
+    post(public, form, {"name": "Ada"})
+
+    (request,) = receiver.requests
+    assert request.json()["data"]["files"] == []
+
+
+def test_a_webhook_of_a_form_that_never_took_files_has_no_files_key(public, user, hook,
+                                                                     receiver):
+    from forms_app.services import form_create
+
+    plain = form_create(owner=user, name="Plain", notify_owner=False)
+    post(public, plain, {"name": "Ada"})
+
+    (request,) = receiver.requests
+    assert "files" not in request.json()["data"]
+
+
 @pytest.mark.parametrize("kind", ["SLACK", "DISCORD"])
 def test_chat_messages_link_each_file(public, user, form, store, receiver, kind):
     integration_create(owner=user, type=kind, config={"webhookUrl": f"{receiver.url}/chat"})
