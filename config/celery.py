@@ -66,7 +66,11 @@ def _commit_asynchronously(sender, connection, **_kwargs) -> None:
 # The sweep runs every 5 seconds; Celery writes three INFO lines for each run (beat sends it,
 # the worker receives it, it succeeds). Those lines say nothing unless someone is debugging,
 # and they pushed everything else (a verification code printed to the console) off the screen.
-ROUTINE_TASKS = ("integrations.tasks.sweep_deliveries", "sweep-deliveries")
+# Beat's routine ticks (every few seconds) would scroll a verification code off a console.
+ROUTINE_TASKS = (
+    "integrations.tasks.sweep_deliveries", "sweep-deliveries",
+    "submissions.tasks.place_in_feed", "place-in-feed",
+)
 CELERY_LOGGERS = ("celery.beat", "celery.worker.strategy", "celery.app.trace")
 
 

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -26,4 +27,6 @@ urlpatterns = [
     path("readyz", operations.readyz, name="ready"),
     path("metrics", operations.metrics, name="metrics"),
     path("thanks", thanks, name="thanks"),
+    # Browsers ask for /favicon.ico on pages that name no icon (the admin's among them).
+    path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
 ]

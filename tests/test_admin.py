@@ -226,3 +226,25 @@ def test_the_routine_sweep_logs_at_debug(caplog):
         trace.info("Task %(name)s[%(id)s] received",
                    {"name": "integrations.tasks.sweep_deliveries", "id": "3"})
     assert [record.levelname for record in caplog.records] == ["DEBUG"]
+
+
+def test_the_feed_sequencers_tick_logs_at_debug_too(caplog):
+    import logging
+
+    import config.celery  # noqa: F401  (installs the filter)
+
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("celery.beat").info("Scheduler: Sending due task %s (%s)",
+                                              "place-in-feed", "submissions.tasks.place_in_feed")
+        logging.getLogger("celery.app.trace").info(
+            "Task %(name)s[%(id)s] succeeded in %(runtime)ss: %(return_value)s",
+            {"name": "submissions.tasks.place_in_feed", "id": "4", "runtime": 0.01,
+             "return_value": 0})
+    assert caplog.records == []
+
+
+def test_every_page_has_the_icon(client, db):
+    answer = client.get("/favicon.ico")
+    assert answer.status_code == 301
+    assert answer["Location"] == "/static/dashboard/favicon.svg"
+    assert 'rel="icon"' in client.get("/no-such-page").content.decode()

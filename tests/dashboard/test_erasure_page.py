@@ -21,6 +21,7 @@ def test_preview_then_confirm_then_the_receipt(owner, form):
     page = owner.get(PAGE).content.decode()
     assert "Erased 1 submissions holding ****.com" in page
     assert "****.com" in page
+    assert '<time datetime="' in page.split("Erasure receipts")[1]  # in the owner's zone, named
     assert Submission.objects.count() == 1
     assert Erasure.objects.get().submissions == 1
 
