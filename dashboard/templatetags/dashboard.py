@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -9,8 +10,8 @@ from django import template
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
 from django.utils.dateparse import parse_datetime
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from core.timefmt import iso
 from dashboard import naming
@@ -49,6 +50,19 @@ def value(raw: Any, limit: int = SHORT_CHARS) -> dict[str, Any]:
     long = len(text) > limit or len(lines) > SHORT_LINES
     start = "\n".join(lines[:SHORT_LINES])[:limit].rstrip() if long else text
     return {"text": text, "start": start, "long": long, "length": len(text)}
+
+
+# After these an address, a URL or a key may break; in the middle of a word only as a last resort.
+BREAK_AFTER = re.compile(r"([/.@?&=:_-]+)")
+
+
+@register.filter
+def breakable(text: Any) -> SafeString:
+    """``text`` escaped, with a break opportunity after each of its separators, so a long URL
+    or address wraps at its dots and slashes, never mid-word where the line has room."""
+    pieces = BREAK_AFTER.split(str(text if text is not None else ""))
+    return mark_safe("".join(  # noqa: S308  (every piece is escaped)
+        escape(piece) + ("<wbr>" if index % 2 else "") for index, piece in enumerate(pieces)))
 
 
 @register.filter

@@ -22,7 +22,7 @@ def test_every_field_and_its_meta(owner, form):
         form, [["name", "Ada"], ["tags", ["a", "b"]], ["note", "line one\nline two"]],
         user_agent="Mozilla/5.0 Test")
 
-    html = page(owner, form, submission).content.decode()
+    html = page(owner, form, submission).content.decode().replace("<wbr>", "")
 
     assert '<dt>name</dt><dd><span class="value-text">Ada</span>' in html
     # As the export writes it: a list joined.
@@ -36,7 +36,7 @@ def test_every_field_and_its_meta(owner, form):
 def test_the_inbox_links_each_submission_to_its_page(owner, form):
     submission = add_submission(form, {"name": "Ada"})
 
-    listing = owner.get(f"/dashboard/forms/{form.pk}").content.decode()
+    listing = owner.get(f"/dashboard/forms/{form.pk}").content.decode().replace("<wbr>", "")
 
     assert f'href="/dashboard/forms/{form.pk}/submissions/{submission.pk}"' in listing
 
@@ -51,7 +51,7 @@ def test_the_ledger_offers_retry_only_for_a_delivery_that_gave_up(owner, form, u
                                                  last_error="HTTP 500")
     Delivery.objects.filter(pk=delivered.pk).update(state=DeliveryState.DELIVERED, attempts=1)
 
-    html = page(owner, form, submission).content.decode()
+    html = page(owner, form, submission).content.decode().replace("<wbr>", "")
 
     assert html.count(">Retry</button>") == 1
     assert "HTTP 500" in html and "delivered" in html
@@ -63,7 +63,7 @@ def test_the_ledger_offers_retry_only_for_a_delivery_that_gave_up(owner, form, u
     assert response.status_code == 302
     failed.refresh_from_db()
     assert failed.state == DeliveryState.PENDING
-    after = owner.get(response["Location"]).content.decode()
+    after = owner.get(response["Location"]).content.decode().replace("<wbr>", "")
     assert "will be sent again" in after
     assert ">Retry</button>" not in after
 
@@ -78,7 +78,7 @@ def test_retrying_what_cannot_be_retried_says_so_and_changes_nothing(owner, form
     response = owner.post(retry, follow=True)
 
     assert "Only a failed delivery of an enabled integration can be retried." in (
-        response.content.decode())
+        response.content.decode().replace("<wbr>", ""))
     delivery.refresh_from_db()
     assert delivery.state == DeliveryState.DELIVERED
 
@@ -131,7 +131,7 @@ def test_a_forms_page_lists_the_integrations_that_receive_it(owner, form, user):
                        config={"webhookUrl": "https://discord.com/api/webhooks/1/x"},
                        form_id=str(other.pk))
 
-    html = owner.get(f"/dashboard/forms/{form.pk}/integrations").content.decode()
+    html = owner.get(f"/dashboard/forms/{form.pk}/integrations").content.decode().replace("<wbr>", "")
     section = html[html.index('id="integrations-heading"'):]
 
     assert ('<strong class="token">Webhook to hooks.example.com</strong> '
