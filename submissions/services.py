@@ -295,11 +295,11 @@ def _delete_in_batches(rows, batch: int, still: Q | None = None) -> int:
             return deleted
 
 
-def _delete(form_id, chosen) -> int:
+def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
     """Delete the ``chosen`` rows of one form (with their deliveries), correcting its folder
     counts, and announce ``submission.deleted`` for each that downstream may hold (it has
-    been in the inbox); how many went. Every deletion comes here: the owner's, retention,
-    the spam purge, an erasure."""
+    been in the inbox), or for each one when ``announce_every``; how many went. Every
+    deletion comes here: the owner's, retention, the spam purge, an erasure."""
     with _sqlite_writer(), folders.changing(form_id) as changes:
         locked = list(chosen.select_for_update().values_list(
             "pk", "status", "position", "spam", "received_at"))
@@ -307,7 +307,8 @@ def _delete(form_id, chosen) -> int:
             changes.left(status, position)
         ids = [row[0] for row in locked]
         gone = Submission.objects.filter(pk__in=ids).delete()[1]
-        known = [row[0] for row in locked if _has_been_in_inbox(row[3], row[4])]
+        known = [row[0] for row in locked
+                 if announce_every or _has_been_in_inbox(row[3], row[4])]
         if known:
             announce.submissions_deleted(Form.objects.get(pk=form_id), known)
         # Their files go once the rows are surely gone (files/services.py).
@@ -333,8 +334,10 @@ def submission_delete(*, submission: Submission) -> None:
 
 
 def submissions_erase(*, form_id, ids: list) -> int:
-    """Delete the form's submissions ``ids`` as any deletion is (an erasure by address)."""
-    return _delete(form_id, Submission.objects.filter(pk__in=ids))
+    """Delete the form's submissions ``ids`` as any deletion is (an erasure by address), and
+    announce every one of them, spam held on arrival too: the contract has an erasure emit
+    ``submission.deleted`` for each submission it removes."""
+    return _delete(form_id, Submission.objects.filter(pk__in=ids), announce_every=True)
 
 
 def submissions_delete(*, form: Form, ids: list) -> int:

@@ -46,22 +46,30 @@ def subscribers(user, form, receiver):
 
 def assert_one_signed_deletion(receiver, subscribers, form, submission_id):
     """One verified submission.deleted at each subscriber that asked, none at the others."""
+    assert_signed_deletions(receiver, subscribers, form, [submission_id])
+
+
+def assert_signed_deletions(receiver, subscribers, form, submission_ids):
+    """One verified submission.deleted per submission at each subscriber that asked, none at
+    the others."""
     for path, hook in subscribers.items():
         deletions = received(receiver, path, DELETED)
         if DELETED not in hook.event_list:
             assert deletions == []
             continue
-        assert len(deletions) == 1, path
-        request = deletions[0]
-        Webhook(hook.secrets["signingSecret"]).verify(request.body, headers_of(request))
-        event = request.json()
-        assert event == {
-            "type": DELETED,
-            "timestamp": event["timestamp"],
-            "data": {"id": str(submission_id), "formId": str(form.pk), "formSlug": form.slug,
-                     "formName": form.name},
-        }
-        assert event["timestamp"].endswith("Z")
+        assert len(deletions) == len(submission_ids), path
+        for request in deletions:
+            Webhook(hook.secrets["signingSecret"]).verify(request.body, headers_of(request))
+            event = request.json()
+            assert event == {
+                "type": DELETED,
+                "timestamp": event["timestamp"],
+                "data": {"id": event["data"]["id"], "formId": str(form.pk),
+                         "formSlug": form.slug, "formName": form.name},
+            }
+            assert event["timestamp"].endswith("Z")
+        ids = sorted(request.json()["data"]["id"] for request in deletions)
+        assert ids == sorted(str(pk) for pk in submission_ids), path
 
 
 def stored(public, form, data=None):
@@ -259,9 +267,7 @@ def test_an_erasure_announces_each_deletion_and_leaves_no_payload(
 
     assert response.status_code == 201
     assert response.json()["submissions"] == 2
-    for path in ("/deleted", "/both"):
-        ids = sorted(request.json()["data"]["id"] for request in received(receiver, path))
-        assert ids == sorted([str(first.pk), str(second.pk)])
+    assert_signed_deletions(receiver, subscribers, form, [first.pk, second.pk])
     assert received(receiver, "/created") == received(receiver, "/spam") == []
     # What the ledger keeps holds nothing of the erased submissions' data.
     ledger = json.dumps([
@@ -271,3 +277,21 @@ def test_an_erasure_announces_each_deletion_and_leaves_no_payload(
     assert "ada@example.com" not in ledger.lower()
     assert not Delivery.objects.filter(submission_id__in=[first.pk, second.pk]).exists()
     assert Delivery.objects.filter(submission_id=kept.pk).exists()
+
+
+def test_an_erasure_announces_spam_held_on_arrival_too(
+    public, owner_api, form, subscribers, receiver
+):
+    """The contract has an erasure emit submission.deleted for each submission it removes,
+    so one the filter held on arrival (never delivered) is announced as well."""
+    owner_api.patch(f"/api/v1/forms/{form.pk}", {"blockedWords": ["casino"]}, format="json")
+    submit(public, form, {"email": "ada@example.com", "message": "casino night"})
+    held = Submission.objects.get()
+    assert held.status == "spam"
+    delivered = stored(public, form, {"email": "ada@example.com"})
+    receiver.requests.clear()
+
+    response = owner_api.post("/api/v1/erasures", {"email": "ada@example.com"}, format="json")
+
+    assert response.json()["submissions"] == 2
+    assert_signed_deletions(receiver, subscribers, form, [held.pk, delivered.pk])
