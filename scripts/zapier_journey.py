@@ -5,13 +5,16 @@
 
 What a Zap does with the "New submission" trigger, step by step:
 
-1. subscribe: ``POST /api/v1/hooks {url, formId, events}`` with the key, the url being a
+1. post a first submission to the form's public endpoint, as a visitor would, so the sample
+   has something to show;
+2. read the sample: ``GET /api/v1/hooks/sample?formId=`` (the trigger's "perform list"), and
+   check its newest event is that submission, in the ``submission.created`` body shape;
+3. subscribe: ``POST /api/v1/hooks {url, formId, events}`` with the key, the url being a
    receiver this script runs on 127.0.0.1 (the instance must be allowed to call it:
    WEBHOOK_ALLOW_PRIVATE_NETWORKS on);
-2. read the sample: ``GET /api/v1/hooks/sample?formId=`` (the trigger's "perform list");
-3. post a submission to the form's public endpoint, as a visitor would;
-4. receive the live ``submission.created`` event, verify its Standard Webhooks signature with
-   the secret from step 1, and check it is the submission just posted;
+4. post another submission, receive the live ``submission.created`` event, verify its
+   Standard Webhooks signature with the secret from step 3, and check it is the submission
+   just posted;
 5. unsubscribe: ``DELETE /api/v1/hooks/{id}``, then check the subscription is gone and that a
    later submission reaches the receiver no more.
 
@@ -130,6 +133,33 @@ def verify(secret: str, headers: dict, body: bytes) -> None:
     Webhook(secret).verify(body, headers)
 
 
+def submit(base: str, slug: str, fields: dict, what: str) -> str:
+    """Post ``fields`` to the form's public endpoint; the stored submission's id."""
+    status, answer, _ = call(base, "POST", f"/api/v1/f/{slug}", body=fields)
+    expect(status, 200, what, answer)
+    return answer["id"]
+
+
+EVENT_KEYS = {"type", "timestamp", "data"}
+DATA_KEYS = {"id", "formId", "formSlug", "formName", "submittedAt", "fields"}
+
+
+def check_sample(sample, submission_id: str, slug: str, fields: dict) -> None:
+    """Up to 3 ``submission.created`` bodies, newest first, the newest the one just posted
+    (contract, "Event subscriptions and erasure"; ``files`` only on a form with uploads on)."""
+    if not isinstance(sample, list) or not 1 <= len(sample) <= 3:
+        raise JourneyFailed(f"sample: not 1 to 3 events: {sample}")
+    for event in sample:
+        data = event.get("data") if isinstance(event, dict) else None
+        if set(event) != EVENT_KEYS or event["type"] != "submission.created" or not (
+                isinstance(data, dict) and DATA_KEYS <= set(data) <= DATA_KEYS | {"files"}):
+            raise JourneyFailed(f"sample: not a submission.created body: {event}")
+    newest = sample[0]["data"]
+    if (newest["id"], newest["formSlug"], newest["fields"]) != (submission_id, slug, fields):
+        raise JourneyFailed(f"sample: the newest event is not the submission just posted: "
+                            f"{sample[0]}")
+
+
 def journey(base: str, key: str, form: str, slug: str) -> None:
     receiver = Receiver()
     try:
@@ -139,26 +169,25 @@ def journey(base: str, key: str, form: str, slug: str) -> None:
 
 
 def _journey(base: str, key: str, form: str, slug: str, receiver: Receiver) -> None:
+    fields = {"name": "Zapier journey", "email": "journey@example.com",
+              "nonce": secrets.token_hex(6)}
+    first = submit(base, slug, fields, "submit the sample's submission")
+    say(f"1. posted submission {first} for the sample")
+
+    status, sample, _ = call(base, "GET", f"/api/v1/hooks/sample?formId={form}", key=key)
+    expect(status, 200, "sample", sample)
+    check_sample(sample, first, slug, fields)
+    say(f"2. read the sample: {len(sample)} event(s), the newest the submission just posted")
+
     status, hook, _ = call(base, "POST", "/api/v1/hooks", key=key, body={
         "url": receiver.url, "formId": form, "events": ["submission.created"]})
     expect(status, 201, "subscribe", hook)
     if not str(hook.get("signingSecret", "")).startswith("whsec_"):
         raise JourneyFailed(f"subscribe: no signing secret in {hook}")
-    say(f"1. subscribed {hook['_id']} to {hook['events']} of form {hook['formId']}")
+    say(f"3. subscribed {hook['_id']} to {hook['events']} of form {hook['formId']}")
 
-    status, sample, _ = call(base, "GET", f"/api/v1/hooks/sample?formId={form}", key=key)
-    expect(status, 200, "sample", sample)
-    if not isinstance(sample, list) or len(sample) > 3 or any(
-            event.get("type") != "submission.created" for event in sample):
-        raise JourneyFailed(f"sample: not up to 3 submission.created events: {sample}")
-    say(f"2. read the sample: {len(sample)} event(s)")
-
-    nonce = secrets.token_hex(6)
-    fields = {"name": "Zapier journey", "email": "journey@example.com", "nonce": nonce}
-    status, answer, _ = call(base, "POST", f"/api/v1/f/{slug}", body=fields)
-    expect(status, 200, "submit", answer)
-    say(f"3. posted submission {answer['id']}")
-
+    fields = {**fields, "nonce": secrets.token_hex(6)}
+    posted = submit(base, slug, fields, "submit")
     delivered = receiver.next(EVENT_WAIT_SECONDS)
     if delivered is None:
         raise JourneyFailed(f"no event within {EVENT_WAIT_SECONDS:.0f} s (is a worker running, "
@@ -167,10 +196,10 @@ def _journey(base: str, key: str, form: str, slug: str, receiver: Receiver) -> N
     verify(hook["signingSecret"], headers, body)
     event = json.loads(body)
     data = event.get("data", {})
-    if event.get("type") != "submission.created" or data.get("id") != answer["id"] or (
+    if event.get("type") != "submission.created" or data.get("id") != posted or (
             data.get("fields") != fields):
         raise JourneyFailed(f"the event is not the submission just posted: {event}")
-    say("4. received the live event; its signature verifies")
+    say(f"4. posted submission {posted}, received its live event; its signature verifies")
 
     status, gone, _ = call(base, "DELETE", f"/api/v1/hooks/{hook['_id']}", key=key)
     expect(status, 204, "unsubscribe", gone)
@@ -178,9 +207,7 @@ def _journey(base: str, key: str, form: str, slug: str, receiver: Receiver) -> N
     expect(status, 200, "list after unsubscribing", listed)
     if any(row.get("_id") == hook["_id"] for row in listed):
         raise JourneyFailed("the subscription is still listed after unsubscribing")
-    fields = {**fields, "nonce": secrets.token_hex(6)}
-    status, answer, _ = call(base, "POST", f"/api/v1/f/{slug}", body=fields)
-    expect(status, 200, "submit after unsubscribing", answer)
+    submit(base, slug, {**fields, "nonce": secrets.token_hex(6)}, "submit after unsubscribing")
     if receiver.next(QUIET_SECONDS) is not None:
         raise JourneyFailed("an event arrived after unsubscribing")
     say("5. unsubscribed; nothing more arrives")
