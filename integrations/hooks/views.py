@@ -29,6 +29,7 @@ from pullapi.authentication import KeyOrSessionAuthentication
 from pullapi.models import HOOKS, ApiKey
 from pullapi.params import invalid_parameter
 from pullapi.views import KeyRateLimited
+from submissions.representation import StoredFileSchema
 
 
 @extend_schema_field(EVENTS)
@@ -81,6 +82,9 @@ SampleSerializer = inline_serializer("HookSample", {
         "formName": serializers.CharField(),
         "submittedAt": serializers.DateTimeField(),
         "fields": serializers.DictField(help_text="the values by field name, in order"),
+        "files": StoredFileSchema(many=True, required=False, help_text=(
+            "The stored files: present when the form keeps uploads (fileUploads), or still "
+            "holds files from when it did")),
     }),
 })
 
