@@ -33,6 +33,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
     filter_horizontal = ["forms"]
     actions = ["revoke_keys"]
 
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)  # the key's forms are set here
+        ended = services.api_key_forms_changed(api_key=form.instance)
+        if ended:
+            self.message_user(
+                request, f"Ended {ended} subscriptions on forms the key no longer holds.",
+                messages.WARNING)
+
     def has_add_permission(self, request) -> bool:
         return False  # keys are created by their owners (or `createapikey`), shown once
 

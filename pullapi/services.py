@@ -64,12 +64,22 @@ def api_key_create(
 
 
 @transaction.atomic
-@transaction.atomic
 def api_key_revoke(*, api_key: ApiKey) -> None:
     """Revoke at once: the next request with the key is refused (every lookup hits the DB),
     and the REST hook subscriptions made with it end."""
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
     api_key.hooks.all().delete()
+
+
+@transaction.atomic
+def api_key_forms_changed(*, api_key: ApiKey) -> int:
+    """After a key's forms changed (the admin): the subscriptions made with it on a form it no
+    longer holds end, as revoking it ends them all; a key reaches only its own forms, and a
+    subscription must not go on delivering a form the key cannot read. How many ended."""
+    held = api_key.forms.filter(owner_id=api_key.owner_id).values("pk")
+    ending = list(api_key.hooks.exclude(form_id__in=held).values_list("pk", flat=True))
+    api_key.hooks.filter(pk__in=ending).delete()
+    return len(ending)
 
 
 # On every request of a sync.

@@ -248,3 +248,31 @@ def test_every_page_has_the_icon(client, db):
     assert answer.status_code == 301
     assert answer["Location"] == "/static/dashboard/favicon.svg"
     assert 'rel="icon"' in client.get("/no-such-page").content.decode()
+
+
+def test_taking_a_form_from_a_key_ends_its_subscriptions_there(admin_client, user, form):
+    """A key reaches only its forms: the subscriptions it made on a form taken from it in the
+    admin end, those on the forms it keeps stay, and the dashboard's own stay."""
+    from forms_app.services import form_create
+    from integrations.hooks.services import hook_create
+    from pullapi.services import api_key_create
+
+    kept_form = form_create(owner=user, name="Kept", notify_owner=False)
+    key, _ = api_key_create(owner=user, name="zapier", forms=[str(form.pk), str(kept_form.pk)],
+                            scopes=["read", "hooks"])
+
+    def subscribe(on, api_key):
+        return hook_create(owner=user, api_key=api_key, url="https://hooks.zapier.example/1",
+                           form_id=str(on.pk), events=None)
+
+    taken, kept, dashboards = subscribe(form, key), subscribe(kept_form, key), subscribe(form, None)
+
+    response = admin_client.post(f"/admin/pullapi/apikey/{key.pk}/change/",
+                                 {"name": "zapier", "forms": [str(kept_form.pk)]}, follow=True)
+
+    assert response.status_code == 200
+    assert "Ended 1 subscriptions on forms the key no longer holds." in response.content.decode()
+    assert list(key.forms.all()) == [kept_form]
+    assert set(Integration.objects.filter(hook=True).values_list("pk", flat=True)) == {
+        kept.pk, dashboards.pk}
+    assert not Integration.objects.filter(pk=taken.pk).exists()
