@@ -8,10 +8,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
 import formflow
 from config import env
+from config.storage import uploads_storage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = env.private_folder(Path(env.string("DATA_DIR", str(BASE_DIR / "var"))).resolve())
@@ -167,44 +167,8 @@ STORAGES = {
 # --- Uploaded files (contract, "File uploads") --------------------------------------------
 # A folder in the local data folder by default; ``s3://bucket/prefix`` for any S3-compatible
 # store (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, S3_ENDPOINT_URL).
-def _uploads_storage(url: str | None) -> dict:
-    if not url:
-        return {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                "OPTIONS": {"location": str(DATA_DIR / "uploads"), "base_url": "/unused/",
-                            "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
-    parts = urlsplit(url)
-    if parts.scheme == "file" and parts.path.startswith("/"):
-        return {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                "OPTIONS": {"location": parts.path, "base_url": "/unused/",
-                            "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
-    if parts.scheme != "s3" or not parts.netloc:
-        raise ImproperlyConfigured("STORAGE_URL must be s3://bucket/prefix or file:///folder")
-    from boto3.s3.transfer import TransferConfig
-
-    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
-        "bucket_name": parts.netloc,
-        "location": parts.path.strip("/"),
-        "endpoint_url": env.optional("S3_ENDPOINT_URL"),
-        "access_key": env.optional("AWS_ACCESS_KEY_ID"),
-        "secret_key": env.optional("AWS_SECRET_ACCESS_KEY"),
-        "region_name": env.optional("AWS_DEFAULT_REGION"),
-        "default_acl": None,  # the bucket's own (private) policy: files are never public
-        "file_overwrite": False,
-        "querystring_auth": False,  # links are this service's own signed ones, never S3's
-        "transfer_config": _s3_transfer(TransferConfig),
-    }}
-
-
-def _s3_transfer(transfer_config):
-    """boto3 uploads a file past its multipart threshold (8 MiB) in parts it reads into
-    memory first: a 20 MB upload was held whole. A file here is at most 25 MiB, under S3's
-    5 GB for one PUT, so each goes in one PUT, streamed from its temporary file: a web
-    process's memory stays flat however large the files (docs/uploads.md)."""
-    return transfer_config(multipart_threshold=64 * 1024 * 1024)
-
-
 STORAGE_URL = env.optional("STORAGE_URL")
-STORAGES["uploads"] = _uploads_storage(STORAGE_URL)
+STORAGES["uploads"] = uploads_storage(STORAGE_URL, DATA_DIR)
 DEFAULT_STORAGE_QUOTA_BYTES = env.integer(
     "DEFAULT_STORAGE_QUOTA_BYTES", 1024 * 1024 * 1024, minimum=0)
 

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from config.storage import uploads_storage
 from tests.dashboard.conftest import owner  # noqa: F401  # the signed-in dashboard client
 from tests.serving.conftest import edge  # noqa: F401  # the production web server
 
 MOTO_PORTS = range(18790, 18800)
 BUCKET = "formflow-test"
+CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test",
+               "region_name": "us-east-1"}
 
 
 def _free_port() -> int:
@@ -46,8 +49,8 @@ class LocalStore:
         self.root = root
 
     def setting(self) -> dict:
-        return {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                "OPTIONS": {"location": str(self.root), "base_url": "/unused/"}}
+        """Production's storage for ``STORAGE_URL=file://<root>``."""
+        return uploads_storage(f"file://{self.root}", self.root.parent)
 
     def keys(self) -> list[str]:
         return sorted(str(path.relative_to(self.root)) for path in self.root.rglob("*")
@@ -59,16 +62,23 @@ class S3Store:
         import boto3
 
         self.endpoint, self.prefix = endpoint, prefix
-        self.client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                                   aws_access_key_id="test", aws_secret_access_key="test")
+        self.client = boto3.client("s3", endpoint_url=endpoint, **CREDENTIALS)
         with contextlib.suppress(self.client.exceptions.BucketAlreadyOwnedByYou):
             self.client.create_bucket(Bucket=BUCKET)
 
+    def environment(self) -> dict[str, str]:
+        """What an operator sets for this store."""
+        return {"STORAGE_URL": f"s3://{BUCKET}/{self.prefix}", "S3_ENDPOINT_URL": self.endpoint,
+                "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
+                "AWS_SECRET_ACCESS_KEY": CREDENTIALS["aws_secret_access_key"],
+                "AWS_DEFAULT_REGION": CREDENTIALS["region_name"]}
+
     def setting(self) -> dict:
-        return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
-            "bucket_name": BUCKET, "location": self.prefix, "endpoint_url": self.endpoint,
-            "access_key": "test", "secret_key": "test", "region_name": "us-east-1",
-            "default_acl": None, "file_overwrite": False, "querystring_auth": False}}
+        """Production's storage for the environment above (read when it is built)."""
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in self.environment().items():
+                patch.setenv(name, value)
+            return uploads_storage(self.environment()["STORAGE_URL"], Path("/unused"))
 
     def keys(self) -> list[str]:
         found = self.client.list_objects_v2(Bucket=BUCKET, Prefix=self.prefix + "/")
