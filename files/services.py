@@ -1,8 +1,11 @@
 """Storing a submission's files, with the account's quota, and deleting them with it.
 
 Every path that deletes submissions (the owner's delete, retention, the spam purge, a form's
-delete, erasure by address) calls ``delete_files_of`` with their ids: it removes the files from
-storage and gives their bytes back to the quota.
+delete, erasure by address) calls ``delete_files_of`` with their ids: it deletes the files'
+rows and gives their bytes back to the quota. A file's object leaves the store only once the
+deletion of its row has committed (``file_row_deleted``), whichever way the row went (an
+account deleted in the admin cascades to its rows): a rolled-back deletion keeps its files,
+and no object is left behind that no row names (the orphan purge looks for rows).
 """
 
 from __future__ import annotations
@@ -123,7 +126,6 @@ def _delete_batch(submission_ids: list) -> int:
             freed[owner_id] += size
         for owner_id, size in freed.items():
             storage_give_back(owner_id=owner_id, size=size)
-    _remove([key for _, _, key, _ in rows])
     return len(rows)
 
 
@@ -131,6 +133,12 @@ def delete_files_of_form(form_id) -> int:
     """Every file of a form (its delete): by the form, so no submission list is needed."""
     ids = StoredFile.objects.filter(form_id=form_id).values_list("submission_id", flat=True)
     return delete_files_of(set(ids))
+
+
+def file_row_deleted(sender, instance: StoredFile, **kwargs) -> None:
+    """post_delete of a StoredFile row (files/apps.py): its object goes after commit."""
+    key = instance.key
+    transaction.on_commit(lambda: _remove([key]), robust=True)
 
 
 def _remove(keys: list[str]) -> None:

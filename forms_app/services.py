@@ -45,8 +45,9 @@ def form_update(*, form: Form, **changes: Any) -> Form:
 
 
 @transaction.atomic
+@transaction.atomic
 def form_delete(*, form: Form) -> None:
     """Deletes the form and its submissions (and their files); its public endpoint answers
-    404 from now on."""
+    404 from now on. One transaction: the files' objects leave the store once it commits."""
     delete_files_of_form(form.pk)
     form.delete()

@@ -82,20 +82,24 @@ def test_deleting_the_form_removes_the_files(owner_api, form, sent, store, user)
     assert all_gone(store, user)
 
 
-def test_erasure_calls_the_one_function(form, sent, store, user):
-    assert delete_files_of([sent.pk]) == 2
-    assert delete_files_of([sent.pk]) == 0  # twice gives nothing back twice
+def test_erasure_calls_the_one_function(form, sent, store, user,
+                                        django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        assert delete_files_of([sent.pk]) == 2
+        assert delete_files_of([sent.pk]) == 0  # twice gives nothing back twice
 
     assert all_gone(store, user)
 
 
-def test_files_whose_submission_never_came_are_purged_after_a_day(form, sent, store, user,
-                                                                  clock):
+def test_files_whose_submission_never_came_are_purged_after_a_day(
+    form, sent, store, user, clock, django_capture_on_commit_callbacks
+):
     Submission.objects.filter(pk=sent.pk).delete()  # as if the process died before storing it
 
     assert orphan_files_purge() == 0
     clock.advance(days=1, seconds=1)
-    assert orphan_files_purge() == 2
+    with django_capture_on_commit_callbacks(execute=True):
+        assert orphan_files_purge() == 2
     assert all_gone(store, user)
 
 
@@ -121,3 +125,105 @@ def test_the_admins_delete_removes_the_files(form, sent, store, user,
     assert all_gone(store, user)
     site._registry[Form].delete_model(request, form)
     assert not Form.objects.exists()
+
+
+class RolledBack(Exception):
+    pass
+
+
+def test_a_rolled_back_form_delete_keeps_the_files(form, sent, store, user,
+                                                   django_capture_on_commit_callbacks):
+    """The store's objects go only once the deletion of their rows has committed."""
+    from django.db import transaction
+
+    from forms_app.models import Form
+    from forms_app.services import form_delete
+
+    keys, form_id = store.keys(), form.pk
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RolledBack), \
+            transaction.atomic():
+        form_delete(form=form)
+        raise RolledBack
+
+    assert store.keys() == keys
+    assert StoredFile.objects.count() == 2
+    assert StorageUsage.objects.get(owner=user).used == len(PDF) + len(PNG)
+    with django_capture_on_commit_callbacks(execute=True):
+        form_delete(form=Form.objects.get(pk=form_id))
+    assert all_gone(store, user)
+
+
+def test_a_failing_form_delete_keeps_the_files(form, sent, store, user, monkeypatch,
+                                               django_capture_on_commit_callbacks):
+    from forms_app.models import Form
+    from forms_app.services import form_delete
+
+    def fails(self, *args, **kwargs):
+        raise RolledBack
+
+    monkeypatch.setattr(Form, "delete", fails)
+    keys = store.keys()
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RolledBack):
+        form_delete(form=form)
+
+    assert store.keys() == keys
+    assert StoredFile.objects.count() == 2
+
+
+def test_a_rolled_back_deletion_of_files_keeps_them(form, sent, store, user,
+                                                    django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    keys = store.keys()
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RolledBack), \
+            transaction.atomic():
+        assert delete_files_of([sent.pk]) == 2
+        raise RolledBack
+
+    assert store.keys() == keys and StoredFile.objects.count() == 2
+
+
+@pytest.fixture
+def admin_client(client):
+    from accounts.models import User
+
+    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
+    return client
+
+
+@pytest.mark.parametrize("how", ["page", "action"])
+def test_deleting_an_account_in_the_admin_removes_its_files(
+    how, admin_client, public, form, sent, store, user, other_user,
+    django_capture_on_commit_callbacks,
+):
+    """The account's rows go by cascade: their objects go too, and only theirs."""
+    theirs = upload_form(other_user)
+    assert post(public, theirs, {"cv": upload("cv.pdf", PDF)}).status_code == 200
+    kept = StoredFile.objects.get(owner=other_user).key
+
+    with django_capture_on_commit_callbacks(execute=True):
+        if how == "page":
+            response = admin_client.post(f"/admin/accounts/user/{user.pk}/delete/",
+                                         {"post": "yes"})
+        else:
+            response = admin_client.post("/admin/accounts/user/", {
+                "action": "delete_selected", "_selected_action": [str(user.pk)],
+                "post": "yes"})
+
+    assert response.status_code == 302
+    assert not StoredFile.objects.filter(owner_id=user.pk).exists()
+    assert [row.key for row in StoredFile.objects.all()] == [kept]
+    assert store.keys() == [kept]
+
+
+def test_a_rolled_back_account_delete_keeps_its_files(form, sent, store, user,
+                                                      django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    keys = store.keys()
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RolledBack), \
+            transaction.atomic():
+        user.delete()
+        raise RolledBack
+
+    assert store.keys() == keys and StoredFile.objects.count() == 2
