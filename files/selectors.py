@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -39,6 +40,21 @@ def keeps_files_sql(form_id_column: str) -> str:
     """SQL true when the form whose id is in ``form_id_column`` keeps stored files."""
     return (f"EXISTS (SELECT 1 FROM {StoredFile._meta.db_table} kept "
             f"WHERE kept.form_id = {form_id_column})")
+
+
+LINKS_COLUMN = "files"
+
+
+def links_column(taken: Iterable[str]) -> str:
+    """The name of the column that holds a row's file links (a CSV export, a sheet):
+    ``files``, or, when a field is named that, the first of ``files_1``, ``files_2``... that no
+    field is named. Field columns keep their field's name (contract), so this one gives way."""
+    names = set(taken)
+    name, suffix = LINKS_COLUMN, 0
+    while name in names:
+        suffix += 1
+        name = f"{LINKS_COLUMN}_{suffix}"
+    return name
 
 
 def file_json(row: StoredFile) -> dict[str, Any]:

@@ -210,7 +210,7 @@ def csv_rows(form: Form, search: Search | None = None) -> Iterator[str | bytes]:
     terminator = "\n" if isinstance(first, bytes) else "\r\n"
     header_cells = ["id", "submittedAt", *(safe_cell(name) for name in names)]
     csv.writer(out, lineterminator=terminator, quoting=csv.QUOTE_ALL).writerow(
-        [*header_cells, *(["files"] if links else [])])
+        [*header_cells, *([safe_cell(files.links_column(names))] if links else [])])
     header = out.getvalue()
     yield header.encode() + first if isinstance(first, bytes) else header + first
     yield from rows

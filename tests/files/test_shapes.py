@@ -14,6 +14,7 @@ from files.models import StoredFile
 from forms_app.services import form_update
 from integrations.kinds.google_sheets import sheet_row
 from integrations.services import integration_create
+from integrations.sheet_columns import Columns
 from submissions.models import Submission
 from tests.conftest import create_key
 from tests.files.helpers import PDF, PNG, post, upload, upload_form
@@ -93,6 +94,22 @@ def test_the_csv_export_ends_each_row_with_its_links(owner_api, form, sent):
     assert row[3] == f"[File: cv.pdf, {len(PDF)} bytes]"
 
 
+def test_a_field_named_files_keeps_its_column_and_the_links_column_gives_way(
+    owner_api, public, form, store
+):
+    """The contract names the CSV's columns after the fields; the links column is ours, so it
+    takes the first of files_1, files_2... that no field holds."""
+    post(public, form, {"files": "my own value", "files_1": "another",
+                        "cv": upload("cv.pdf", PDF)})
+
+    response = owner_api.get(f"/api/v1/forms/{form.pk}/export?format=csv")
+    header, row = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+    assert header == ["id", "submittedAt", "files", "files_1", "cv", "files_2"]
+    assert row[2:5] == ["my own value", "another", f"[File: cv.pdf, {len(PDF)} bytes]"]
+    assert row[5].startswith("http://localhost:8000/api/v1/files/")
+
+
 def test_the_webhook_event_carries_files(public, form, store, hook, receiver):
     post(public, form, {"cv": upload("cv.pdf", PDF), "photo": upload("me.png", PNG)})
 
@@ -138,7 +155,7 @@ def test_a_sheets_row_holds_the_links(form, sent):
     from integrations.events import submission_event
 
     event = submission_event(Submission.objects.select_related("form").get())
-    columns = ["submittedAt", "id", "name", "cv", "photo", "files"]
+    columns = Columns(["submittedAt", "id", "name", "cv", "photo", "files"], 6, links=5)
 
     row = sheet_row(columns, event)
 

@@ -163,6 +163,35 @@ def test_sheets_cannot_be_created_through_post(owner_api):
     assert response.status_code == 400
 
 
+def test_file_links_have_a_column_of_their_own_whatever_the_fields_are_named(
+    public, form, connected, google, settings, tmp_path
+):
+    """The links column is found by its position: a field named files (or id) that arrives
+    later gets a column under its own name, and the links column is renamed files_1."""
+    from config.storage import uploads_storage
+    from forms_app.services import form_update
+    from tests.files.helpers import PDF, post, upload
+
+    settings.STORAGES = {**settings.STORAGES,
+                         "uploads": uploads_storage(f"file://{tmp_path}", tmp_path)}
+    form_update(form=form, file_uploads={"maxBytes": 1000, "maxFiles": 1,
+                                         "types": ["application/pdf"]})
+    post(public, form, {"name": "Ada", "cv": upload("cv.pdf", PDF)})
+    assert google.state.headers["sheet-1"] == ["submittedAt", "id", "name", "cv", "files"]
+
+    post(public, form, {"files": "my own value", "id": "A-7", "cv": upload("cv.pdf", PDF)})
+
+    assert google.state.headers["sheet-1"] == [
+        "submittedAt", "id", "name", "cv", "files_1", "files", "id"]
+    first, second = google.state.rows["sheet-1"]
+    assert first[4].startswith("http://localhost:8000/api/v1/files/") and len(first) == 5
+    assert second[2:] == ["", f"[File: cv.pdf, {len(PDF)} bytes]", second[4], "my own value",
+                          "A-7"]
+    assert second[4].startswith("http://localhost:8000/api/v1/files/")
+    connected.refresh_from_db()
+    assert connected.config["filesColumn"] == 4
+
+
 def test_each_submission_appends_one_raw_row_and_new_fields_add_columns(
     public, form, connected, google
 ):

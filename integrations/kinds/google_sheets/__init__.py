@@ -10,26 +10,18 @@ from integrations.clients import google
 from integrations.kinds.base import Kind, Outcome
 from submissions.representation import field_text
 
-FILES_COLUMN = "files"
 
-
-def _cells(event: dict[str, Any]) -> dict[str, Any]:
-    """The row's cells by column name: the fields, and, when the submission has files, their
-    links (one a line) in a ``files`` column."""
+def sheet_row(columns: sheet_columns.Columns, event: dict[str, Any]) -> list[str]:
+    """``submittedAt``, ``id``, then each column's cell: a field's value under its name, and
+    the submission's file links (one a line) in the links column, found by its position."""
     data = event["data"]
-    cells = dict(data["fields"])
-    if data.get("files"):
-        cells[FILES_COLUMN] = "\n".join(item["url"] for item in data["files"])
-    return cells
-
-
-def sheet_row(columns: list[str], event: dict[str, Any]) -> list[str]:
-    data = event["data"]
-    cells = _cells(event)
+    fields = data["fields"]
+    links = "\n".join(item["url"] for item in data.get("files") or [])
     return [
         data["submittedAt"],
         data["id"],
-        *(field_text(cells.get(name)) for name in columns[2:]),
+        *(links if at == columns.links else field_text(fields.get(name))
+          for at, name in enumerate(columns.names) if at >= len(sheet_columns.FIXED)),
     ]
 
 
@@ -37,15 +29,16 @@ def transport(integration, event: dict[str, Any], msg_id: str) -> Outcome:
     tokens = google.Tokens.from_dict(integration.secrets)
     creds = google.credentials(tokens)
     spreadsheet_id = integration.config["spreadsheetId"]
-    columns, written = sheet_columns.reserve(integration.pk, _cells(event))
+    columns = sheet_columns.reserve(integration.pk, event["data"]["fields"],
+                                    links=bool(event["data"].get("files")))
     sheets = google.Sheets(creds)  # one deadline for the whole attempt
     try:
         sheets.refresh_if_expired()
-        if written < len(columns):
+        if columns.written < len(columns.names):
             # Names sit at fixed positions, so writing this delivery's list from A1 leaves
             # any longer header another delivery wrote meanwhile intact.
-            sheets.write_header(spreadsheet_id=spreadsheet_id, header=columns)
-            sheet_columns.header_confirm(integration.pk, len(columns))
+            sheets.write_header(spreadsheet_id=spreadsheet_id, header=columns.names)
+            sheet_columns.header_confirm(integration.pk, len(columns.names))
         sheets.append_row(spreadsheet_id=spreadsheet_id, row=sheet_row(columns, event))
     except google.GoogleError as error:
         return Outcome(False, error.status_code, str(error), permanent=error.permanent,
@@ -68,6 +61,8 @@ KIND = Kind(
             "spreadsheetUrl": {"type": "string"},
             "columns": {"type": "array", "items": {"type": "string"}},
             "headerWritten": {"type": "integer"},
+            "filesColumn": {"type": "integer", "nullable": True,
+                            "description": "the position in columns of the file links' column"},
         },
         "required": ["spreadsheetId", "columns"],
     },
