@@ -119,7 +119,7 @@ def test_apps_import_nothing_from_config():
 # removed (docs/architecture.md, "Known debts"); when one goes, delete it here. No entry is
 # ever added.
 KNOWN_CYCLES = {
-    # A user's quota is read by the model and the quota counts the model's rows.
+    # User.monthly_submission_count reads the quota module, which reads the models.
     frozenset({"accounts.models", "accounts.quota"}),
     # Form._folder_size reads submissions' folders; submissions' models point at Form.
     frozenset({"forms_app.models", "submissions.folders", "submissions.feed",
@@ -127,7 +127,7 @@ KNOWN_CYCLES = {
     # Sign-in, its guard, two-factor and their tasks call one another.
     frozenset({"accounts.services", "accounts.signin_guard", "accounts.tasks",
                "accounts.two_factor"}),
-    # Delivery: the outbox raises alerts, the alerts and tasks call the outbox.
+    # Delivery: the outbox raises alerts and enqueues tasks; the tasks run the outbox and alerts.
     frozenset({"integrations.alerts", "integrations.outbox", "integrations.tasks"}),
 }
 
