@@ -169,10 +169,12 @@ def _sign_ups_trusted(user: User, verifier: Client | None) -> bool:
     password; the owner sets one, as after sign-ups that disagreed."""
     rows = list(SignUpAttempt.objects.filter(email=user.email).values_list("password_hash",
                                                                            "client"))
-    if {digest for digest, _ in rows} - {user.password}:
+    if not rows or {digest for digest, _ in rows} - {user.password}:
+        # No record of who chose the password (an operator's unverified account, or one made
+        # before sign-ups were recorded): nothing proves it is the verifier's.
         return False
     clients = {address for _, address in rows}
-    return not rows or verifier is None or verifier.address in clients
+    return verifier is None or verifier.address in clients
 
 
 def _pending_sign_up_matches(email: str, password: str) -> bool:
@@ -410,10 +412,13 @@ def revoked_tokens_purge() -> int:
 
 
 def sign_up_attempts_purge() -> int:
-    """Old sign-ups of addresses never verified. Safe to forget: the account keeps the first
-    sign-up's password, so a later different one still makes verification distrust both."""
+    """Old sign-ups of addresses that have no unverified account. Those of an account still
+    waiting for verification are kept however old: they are the only proof of whose password
+    it holds, and verification trusts no password without them."""
     cutoff = clock.now() - SIGN_UP_ATTEMPTS_KEPT
-    deleted, _ = SignUpAttempt.objects.filter(created_at__lt=cutoff).delete()
+    waiting = User.objects.filter(is_verified=False).values("email")
+    deleted, _ = (SignUpAttempt.objects.filter(created_at__lt=cutoff)
+                  .exclude(email__in=waiting).delete())
     return deleted
 
 

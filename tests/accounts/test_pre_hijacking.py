@@ -183,3 +183,40 @@ def test_a_sign_up_verified_from_its_own_address_keeps_its_password(api):
 
     assert verified.status_code == 200
     assert login(api, OWNER).status_code == 200
+
+
+def test_a_month_old_strangers_sign_up_still_keeps_no_password(api, clock):
+    """The nightly purge forgets old sign-ups; an account still waiting for verification keeps
+    its record, so a stranger who waits it out gains nothing."""
+    from accounts.services import sign_up_attempts_purge
+
+    assert sign_up(api, ATTACKER, ip="198.51.100.1").status_code == 201
+    clock.advance(days=31)
+    sign_up_attempts_purge()
+    api.post("/api/auth/resend-otp", {"email": EMAIL}, format="json", REMOTE_ADDR="198.51.100.1")
+
+    verified = api.post(VERIFY, {"email": EMAIL, "code": last_code(EMAIL)}, format="json",
+                        REMOTE_ADDR="203.0.113.9")
+
+    assert verified.status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+    assert not User.objects.get(email=EMAIL).has_usable_password()
+
+
+def test_an_unverified_account_with_no_sign_up_on_record_keeps_no_password(api, db):
+    User.objects.create_user(email=EMAIL, password=ATTACKER, is_verified=False)
+    api.post("/api/auth/resend-otp", {"email": EMAIL}, format="json")
+
+    assert verify(api, last_code(EMAIL)).status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+
+
+def test_the_purge_forgets_old_sign_ups_of_verified_and_unknown_addresses(api, clock):
+    from accounts.services import sign_up_attempts_purge
+
+    SignUpAttempt.objects.create(email="gone@example.com", password_hash="x")
+    SignUpAttempt.objects.create(email=EMAIL, password_hash="x")
+    User.objects.create_user(email=EMAIL, password=OWNER, is_verified=True)
+    clock.advance(days=31)
+
+    assert sign_up_attempts_purge() == 2
