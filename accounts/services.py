@@ -182,6 +182,16 @@ def _pending_sign_up_matches(email: str, password: str) -> bool:
     return SignUpAttempt.objects.filter(email=normalize_email(email), password_hash=digest).exists()
 
 
+def _signed_up_with(email: str, password: str, user: User | None) -> bool:
+    """Whether a sign-up on record for the address brought ``password``. With no account it
+    is the one hash a sign-in costs; with one, it is hashed whenever the address has sign-ups
+    on record, verified or not, so the time spent tells the two apart no more than the
+    answer does."""
+    if user is not None and not SignUpAttempt.objects.filter(email=user.email).exists():
+        return False
+    return _pending_sign_up_matches(email, password)
+
+
 SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
 
 
@@ -216,8 +226,13 @@ def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -
         _issue_code(user, CodePurpose.VERIFY, client=client)
     elif not user.is_verified:
         _issue_code_if_allowed(user, CodePurpose.VERIFY, client)
-    else:  # verified already: a later sign-up is moot
-        SignUpAttempt.objects.filter(email=email).delete()
+    else:
+        # Verified already: the sign-up changes nothing, but its record stays (purged with the
+        # rest) so that signing in with its password answers as for a pending sign-up. Only the
+        # newest of equal ones is kept.
+        same = SignUpAttempt.objects.filter(email=email, password_hash=password_hash)
+        older = same.order_by("-created_at", "-pk").values_list("pk", flat=True)[1:]
+        SignUpAttempt.objects.filter(pk__in=list(older)).delete()
 
 
 @transaction.atomic
@@ -367,14 +382,12 @@ def user_authenticate(
     client = client or Client("")
     user = User.objects.filter(email=normalize_email(email)).first()
     signin_guard.check(email, client, user)
-    if user is None:
-        # One hash, as for a wrong password; a sign-up still in the worker's hands is pending.
-        if _pending_sign_up_matches(email, password):
-            raise email_not_verified()
-        signin_guard.failed(email, client, user)
-        raise invalid_credentials()
-    if not user.check_password(password) or not user.is_active:
-        if not user.is_verified and _pending_sign_up_matches(email, password):
+    # A password some sign-up for the address brought answers 403 as a pending sign-up does,
+    # whatever the account: else signing up and then signing in told a verified account (401)
+    # from a new one (403). Never a way in: the account's own password is checked first.
+    pending = _signed_up_with(email, password, user)
+    if user is None or not user.check_password(password) or not user.is_active:
+        if pending:
             raise email_not_verified()
         signin_guard.failed(email, client, user)
         raise invalid_credentials()
@@ -412,11 +425,12 @@ def revoked_tokens_purge() -> int:
 
 
 def sign_up_attempts_purge() -> int:
-    """Old sign-ups of addresses that have no unverified account. Those of an account still
-    waiting for verification are kept however old: they are the only proof of whose password
-    it holds, and verification trusts no password without them."""
+    """Old sign-ups of addresses that have no account. Those of an account are kept however
+    old: an unverified account's are the only proof of whose password it holds (verification
+    trusts none without them), and a verified one's make its sign-in answer 403 to their
+    passwords for as long as a new account's would."""
     cutoff = clock.now() - SIGN_UP_ATTEMPTS_KEPT
-    waiting = User.objects.filter(is_verified=False).values("email")
+    waiting = User.objects.values("email")
     deleted, _ = (SignUpAttempt.objects.filter(created_at__lt=cutoff)
                   .exclude(email__in=waiting).delete())
     return deleted
