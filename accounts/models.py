@@ -150,9 +150,9 @@ class EmailCode(models.Model):
     expires_at = models.DateTimeField()
     # Wrong tries by client address (IPv6 per /64): 5 from one client kill it for that client.
     wrong_tries = models.JSONField(default=dict, blank=True)
-    # The client address that asked for it, which strangers' wrong tries never lock out.
-    # The client addresses that asked for this code (space-separated, first come): the one
-    # whose request sent it, and any whose later request found it still fresh and sent nothing.
+    # The client address whose request sent it, for the operator to see. Who may use it past
+    # strangers' cap is kept apart, alike for addresses with and without an account
+    # (accounts/code_askers.py).
     requested_by = models.TextField(blank=True, default="")
     sent_at = models.DateTimeField()
     # Sends to this address in the hour that began at send_window_start (at most 5).

@@ -167,6 +167,7 @@ def verify(request: HttpRequest) -> HttpResponse:
         messages.warning(request, NO_PASSWORD_YET)
         response = redirect("dashboard:account")
     set_auth_cookie(response, accounts.token_for(user))
+    device.remember(response, user)  # a sign-in like any other: this browser is the owner's
     return response
 
 
