@@ -39,13 +39,7 @@ def _key(email: str, purpose: str) -> str:
 
 
 def _cached(call, default):
-    if not redis.available() and settings.REDIS_URL:
-        return default
-    try:
-        return call()
-    except redis.Unavailable as error:
-        redis.failed(error, "code askers")
-        return default
+    return redis.guarded(call, default, "code askers")
 
 
 def asked(email: str, purpose: str, client: str) -> None:
