@@ -4,6 +4,7 @@ runtime lock alone, and .env.example lists every setting the configuration page 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 from pathlib import Path
@@ -69,3 +70,50 @@ def test_the_caddyfile_forwards_to_the_web_unit():
     assert "reverse_proxy {$FORMFLOW_UPSTREAM:127.0.0.1:8000}" in text
     web = procfile.command("web", env={})
     assert web[web.index("--bind") + 1] == "127.0.0.1:8000"
+
+
+def ignored(path: str, patterns: list[str]) -> bool:
+    """Whether a build context path is left out, as Docker and podman read an ignore file:
+    patterns in order, the last match wins (``!`` keeps), a folder's pattern covers its
+    content, ``**/`` is any depth."""
+    verdict = False
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    for pattern in patterns:
+        keep = pattern.startswith("!")
+        pattern = pattern.lstrip("!").strip("/")
+        candidates = [pattern, pattern.removeprefix("**/")]
+        anywhere = pattern.startswith("**/")
+        for prefix in prefixes:
+            names = [prefix] + (["/".join(prefix.split("/")[n:]) for n in range(1, 9)]
+                                if anywhere else [])
+            if any(fnmatch.fnmatchcase(name, glob) for name in names for glob in candidates):
+                verdict = not keep
+                break
+    return verdict
+
+
+def test_the_build_context_leaves_out_secrets_local_data_venvs_and_leftovers():
+    # Docker reads .dockerignore (Containerfile.dockerignore first, if there were one); podman
+    # and buildah read .containerignore first, then .dockerignore. One file serves both.
+    assert not (ROOT / ".containerignore").exists()
+    assert not (ROOT / "Containerfile.dockerignore").exists()
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    for path in (".env", ".env.local", "deploy/formflow.env", "var/secret_key",
+                 "var/fernet_key", "var/db.sqlite3", ".venv/bin/python",
+                 ".venv-dev/bin/python", ".venv-bench/bin/python", ".git/config",
+                 "node_modules/axe-core/axe.min.js", "tests/node_modules/x.js",
+                 "test-artifacts/smoke.log", "accounts/__pycache__/models.cpython-311.pyc",
+                 ".mypy_cache/x", ".pytest_cache/x", ".hypothesis/x"):
+        assert ignored(path, patterns), path
+    for path in ("manage.py", "Procfile", "requirements.txt", "scripts/procfile.py",
+                 "config/settings.py", "templates/base.html", ".env.example"):
+        assert not ignored(path, patterns), path
+
+
+def test_git_ignores_the_environment_file():
+    patterns = [line for line in (ROOT / ".gitignore").read_text().splitlines()
+                if line and not line.startswith("#")]
+    assert ignored(".env", patterns)
+    assert not ignored(".env.example", patterns)
