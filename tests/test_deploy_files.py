@@ -4,6 +4,7 @@ runtime lock alone, and .env.example lists every setting the configuration page 
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
 import sys
@@ -63,6 +64,42 @@ def test_env_example_lists_every_documented_setting_and_every_procfile_variable(
     assert documented_settings() - listed == set()
     # and nothing that is not a setting
     assert listed - documented_settings() == {"POSTGRES_PASSWORD"}
+
+
+# Variables the code reads that are not an operator's settings, each with why.
+NOT_SETTINGS: dict[str, str] = {}
+
+
+def variables_the_code_reads() -> set[str]:
+    """Every variable name config/settings.py hands to config.env (the only reader of the
+    environment) or to its own _key()."""
+    # config.env's readers are its functions whose first parameter is the variable's name.
+    env_module = ast.parse((ROOT / "config" / "env.py").read_text())
+    readers = {node.name for node in env_module.body if isinstance(node, ast.FunctionDef)
+               and node.args.args and node.args.args[0].arg == "name"}
+    assert {"string", "optional", "boolean", "integer", "export_default"} <= readers
+    tree = ast.parse((ROOT / "config" / "settings.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        function = node.func
+        reads = (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
+                 and function.value.id == "env" and function.attr in readers) or (
+                     isinstance(function, ast.Name) and function.id == "_key")
+        first = node.args[0]
+        if reads and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            names.add(first.value)
+    return names
+
+
+def test_every_variable_the_code_reads_is_documented_and_in_env_example():
+    read = variables_the_code_reads()
+    assert {"SECRET_KEY", "DATABASE_URL", "LOG_FORMAT", "PROMETHEUS_MULTIPROC_DIR"} <= read
+    example = set(re.findall(r"^#?([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    settings = read - set(NOT_SETTINGS)
+    assert settings - documented_settings() == set(), "missing from docs/configuration.md"
+    assert settings - example == set(), "missing from .env.example"
 
 
 def test_the_caddyfile_forwards_to_the_web_unit():
