@@ -1,6 +1,7 @@
 """The Procfile is the one place the process command lines live: its reader expands it as a
 shell would, and the systemd units in deploy/ are what it generates."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,67 @@ def test_show_prints_the_expanded_line():
                             env={"PATH": "/usr/bin:/bin", "LOG_LEVEL": "DEBUG"},
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip().endswith("celery -A config beat --loglevel DEBUG")
+
+
+# --- deploy/formflow-manage: manage.py as the units run it -----------------------------------
+
+
+def formflow_manage(env_file: Path, *arguments: str, given: str | None = None
+                    ) -> subprocess.CompletedProcess:
+    import getpass
+    import os
+
+    # The shell's own settings must not leak in: the process sees what a unit's would.
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+           "DATABASE_URL": "postgres://nobody@127.0.0.1:1/nothing", "DATA_DIR": "/nonexistent"}
+    env = {**env, **{k: v for k, v in os.environ.items() if k == "LANG"}}
+    return subprocess.run([str(ROOT / "deploy" / "formflow-manage"), "--env-file", str(env_file),
+                           "--user", getpass.getuser(), *arguments],
+                          env=env, input=given, capture_output=True, text=True, timeout=120)
+
+
+def test_formflow_manage_runs_manage_py_with_the_environment_file(tmp_path):
+    data = tmp_path / "data"
+    env_file = tmp_path / "formflow.env"
+    env_file.write_text(f"# as /etc/formflow/formflow.env\nDATA_DIR={data}\n"
+                        "DEFAULT_FROM_EMAIL=FormFlow <no-reply@example.com>\n"
+                        "REGISTRATION=\"closed\"\n")
+    env_file.chmod(0o600)
+
+    migrated = formflow_manage(env_file, "migrate", "--no-input", "-v0")
+    assert migrated.returncode == 0, migrated.stderr
+    assert (data / "db.sqlite3").exists()
+    assert formflow_manage(env_file, "check").returncode == 0
+
+    status = formflow_manage(env_file, "status")
+    report = json.loads(status.stdout)
+    assert report["checks"]["database"] == {"ok": True, "unappliedMigrations": 0}
+    assert report["checks"]["beat"]["ok"] is False and status.returncode == 1  # no beat runs
+
+    made = formflow_manage(env_file, "createuser", "--email", "you@example.com", "--staff",
+                           "--password-stdin", given="a long passphrase\n")
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "backups").mkdir()
+    backup = formflow_manage(env_file, "backup", str(tmp_path / "backups"))
+    assert backup.returncode == 0, backup.stderr
+    assert len(list((tmp_path / "backups").glob("formflow-*.sqlite3"))) == 1
+
+    said = formflow_manage(env_file, "shell", "--no-imports", "-c",
+                           "from django.conf import settings as s; "
+                           "print(s.DEFAULT_FROM_EMAIL, s.REGISTRATION, oct(__import__('os')"
+                           ".umask(0)))")
+    assert said.stdout.strip() == "FormFlow <no-reply@example.com> closed 0o77"
+
+
+def test_formflow_manage_says_what_is_wrong(tmp_path):
+    missing = formflow_manage(tmp_path / "nothing.env", "check")
+    assert missing.returncode == 1
+    assert "cannot read the environment file" in missing.stderr
+
+
+def test_the_environment_file_is_read_as_systemd_reads_it(tmp_path):
+    env_file = tmp_path / "formflow.env"
+    env_file.write_text("# comment\n; comment\n\nA=1\n  B = two words \nC=\"say \\\"hi\\\"\"\n"
+                        "D='single'\nE=<x@y>\n")
+    assert procfile.environment_file(env_file) == {
+        "A": "1", "B": "two words", "C": 'say "hi"', "D": "single", "E": "<x@y>"}
