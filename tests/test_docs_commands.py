@@ -26,7 +26,8 @@ RUN_BY = {
     "pg_restore --no-owner --exit-on-error": (
         "scripts/deploy_check.py", '"pg_restore", "--no-owner", "--exit-on-error"'),
     "sudo /opt/formflow/deploy/formflow-manage ": (
-        "tests/test_procfile.py", "def test_formflow_manage_runs_manage_py_with_the_environment_file"),
+        "tests/test_procfile.py",
+        "def test_formflow_manage_runs_manage_py_with_the_environment_file"),
     # CI runs `python manage.py` inside the image it builds, as compose's exec does.
     "docker compose exec web python manage.py ": (
         "scripts/smoke.py", '"--entrypoint=python", args.image, "manage.py"'),

@@ -2,6 +2,7 @@
 shell would, and the systemd units in deploy/ are what it generates."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,35 @@ def test_the_environment_file_is_read_as_systemd_reads_it(tmp_path):
                         "D='single'\nE=<x@y>\n")
     assert procfile.environment_file(env_file) == {
         "A": "1", "B": "two words", "C": 'say "hi"', "D": "single", "E": "<x@y>"}
+
+
+# A process's command line spelled out: gunicorn serving the app, or celery with the project.
+SPELLED = re.compile(r"gunicorn\W+config\.(asgi|wsgi)|celery\W+-A\W+config\b")
+# Where the lines may appear: the Procfile itself, the units generated from it (checked above
+# to match it), and tests, which assert what the reader makes of it.
+MAY_SPELL = ("Procfile", "deploy/systemd/", "tests/")
+NOT_OURS = {".git", ".venv", ".venv-dev", "node_modules", "var", "test-artifacts",
+            "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
+            ".schemathesis", "staticfiles"}
+
+
+def project_files():
+    for path in ROOT.rglob("*"):
+        relative = path.relative_to(ROOT)
+        if any(part in NOT_OURS or part.startswith(".venv") for part in relative.parts):
+            continue
+        if path.is_file() and path.stat().st_size < 1_000_000:
+            yield relative.as_posix(), path
+
+
+def test_no_file_but_the_procfile_spells_a_process_command_line():
+    spelled = [name for name, path in project_files()
+               if not name.startswith(MAY_SPELL) and not name.startswith("requirements")
+               and SPELLED.search(path.read_text(errors="ignore"))]
+    assert spelled == [], "take the line from the Procfile (scripts/procfile.py, scripts/stack.py)"
+
+
+def test_the_check_sees_both_spellings():
+    assert SPELLED.search('[bin / "gunicorn", "config.asgi:application", "--workers", "1"]')
+    assert SPELLED.search(".venv-dev/bin/celery -A config worker --beat")
+    assert not SPELLED.search("gunicorn keeps what it is good at")
