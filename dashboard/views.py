@@ -11,6 +11,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
+    QueryDict,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
@@ -542,12 +543,16 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
 # --- Integrations -------------------------------------------------------------------------
 
 
-def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
+def _integrations_page(request: HttpRequest, status: int = 200, typed: QueryDict | None = None,
+                       **extra: Any) -> HttpResponse:
+    """The integrations and a card to add each kind; ``typed`` is a create that failed, whose
+    card is filled again with what was typed."""
     rows = integration_selectors.integrations_of(request.user)
     forms_list = form_selectors.forms_of(signed_in(request))
     cards = [
         kind.card.render(RequestContext(request, {
             "forms": forms_list, "google_configured": google.configured(),
+            "typed": _typed_into(kind, typed),
         }))
         for kind in kinds.KINDS.values() if kind.card is not None
     ]
@@ -565,6 +570,16 @@ def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) ->
     if request.GET.get("error"):
         messages.error(request, f"Google Sheets was not connected ({request.GET['error']}).")
     return render(request, "dashboard/integrations.html", context, status=status)
+
+
+def _typed_into(kind: kinds.Kind, typed: QueryDict | None) -> dict[str, Any]:
+    """What was typed into this kind's card, each list (the events) whole. Its secrets are
+    typed again, as a password input is never filled in by the page (the settings' too)."""
+    if typed is None or typed.get("type") != kind.type:
+        return {}
+    return {name: values if name == "events" else values[-1]
+            for name, values in typed.lists()
+            if name not in kind.secret_keys and name != "csrfmiddlewaretoken"}
 
 
 @login_required
@@ -595,7 +610,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
         )
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, f"Integration not created. {_error_text(error)}")
-        return _integrations_page(request, status=400)
+        return _integrations_page(request, status=400, typed=request.POST)
     messages.success(request, f"{destination(integration)}: integration created.")
     response = redirect("dashboard:integrations")
     secret = integration.secrets.get("signingSecret")
