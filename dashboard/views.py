@@ -47,7 +47,7 @@ from dashboard.forms import (
     VerifyForm,
 )
 from dashboard.links import with_query
-from dashboard.naming import destination, field_label, shown_error
+from dashboard.naming import field_label, shown_error
 from dashboard.qr import qr_svg
 from dashboard.reveal import reveal_once, revealed, shown
 from dashboard.zones import time_zone_set
@@ -60,6 +60,7 @@ from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
 from integrations.models import Delivery, DeliveryState, Integration
+from integrations.naming import destination
 from integrations.selectors import ledger_of
 from integrations.serializers import public_config
 from pullapi import selectors as key_selectors
