@@ -780,6 +780,7 @@ def erasure_confirm(request: HttpRequest) -> HttpResponse:
     except ServiceError as error:
         messages.error(request, f"Nothing was erased. {_error_text(error)}")
         return _erasure_page(request, form, status=error.status_code)
-    messages.success(request, f"Erased {receipt.submissions} submissions holding "
+    noun = "submission" if receipt.submissions == 1 else "submissions"
+    messages.success(request, f"Erased {receipt.submissions} {noun} holding "
                               f"{receipt.email_hint}.")
     return redirect("dashboard:erasure")
