@@ -14,12 +14,15 @@ it a developer's run skips the accessibility check; with CI=true it fails.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyotp
 import pytest
 from playwright.sync_api import expect
 
@@ -42,6 +45,7 @@ WIDTHS = {"desktop": 1280, "phone": 390}
 LONG = "A very long message. " * 150  # 3,150 characters
 TAGS = ["design", "seo"]
 UTM = {"utm_source": "newsletter", "utm_campaign": "autumn"}
+FIELDS = ("email", "tags", "utm", "message")  # the first submission's
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +149,21 @@ def check_page(page, name: str, width: str, axe_source: str | None) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"every-page-{name}-{width}.png"), full_page=True)
 
 
+def shown_values(page) -> dict[str, str]:
+    """The submission page's fields, each value whole (a long one's text behind its "show
+    all" included)."""
+    names = page.locator("#fields-heading + dl dt").all_inner_texts()
+    values = [cell.locator(".value-text").last.text_content() or ""
+              for cell in page.locator("#fields-heading + dl dd").all()]
+    return dict(zip(names, values, strict=True))
+
+
+def exported_values(csv_text: str) -> dict[str, str]:
+    """The one row of an export, by column, less the columns that are not the fields."""
+    row = next(csv.DictReader(io.StringIO(csv_text)))
+    return {name: value for name, value in row.items() if name in FIELDS}
+
+
 def reload_changes_nothing(page) -> None:
     before = state()
     page.reload()
@@ -191,6 +210,10 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         expect(row.locator("details.value summary")).to_contain_text("show all 3150 characters")
         expect(row.locator("time")).to_have_text("2026-11-24 22:46 CET")
         assert "in Europe/Paris" in page.locator("#days-zone").inner_text()
+        page.get_by_label("Search values").fill("grace")
+        page.get_by_label("Search values").press("Enter")
+        expect(page.locator("#search-status")).to_have_text("1 submission matches.")
+        check_page(page, "inbox-search", width, axe_source)
 
         page.goto(f"{inbox}/submissions/{first.pk}")
         check_page(page, "submission", width, axe_source)
@@ -220,12 +243,18 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
             page.get_by_role("button", name="Export chosen CSV").click()
         exported = download.value.path().read_text(encoding="utf-8")
         assert f'"{safe_cell(TAGS)}"' in exported and "grace@example.com" not in exported
+        page.goto(f"{inbox}/submissions/{first.pk}")
+        shown = shown_values(page)
+        assert list(shown) == list(FIELDS) and shown == exported_values(exported), width
         page.goto(inbox)
         page.get_by_label(re.compile("Choose the submission")).first.check()
         page.get_by_role("button", name="Mark spam").click()
         expect(page.get_by_text("1 submission moved to spam.")).to_be_visible()
         reload_changes_nothing(page)
         check_page(page, "inbox-after-bulk", width, axe_source)
+        page.goto(f"{inbox}/spam")
+        expect(page.get_by_label(re.compile("Choose the submission"))).to_have_count(1)
+        check_page(page, "spam-with-rows", width, axe_source)
 
         page.goto("/dashboard/integrations")
         check_page(page, "integrations", width, axe_source)
@@ -256,9 +285,23 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         page.wait_for_url(re.compile(r"/two-factor/new$"))
         check_page(page, "two-factor-setup", width, axe_source)
         reload_changes_nothing(page)
+        secret = page.locator("#totp-secret").inner_text()
+        page.get_by_label("Code from your authenticator app").fill(pyotp.TOTP(secret).now())
+        page.get_by_role("button", name="Turn on two-step sign-in").click()
+        page.wait_for_url(re.compile(r"/two-factor/codes$"))
+        expect(page.locator("#recovery-codes code")).to_have_count(10)
+        check_page(page, "two-factor-codes", width, axe_source)
 
         page.goto("/dashboard/account/erasure")
         check_page(page, "erasure", width, axe_source)
+        page.get_by_label("Email address").fill("grace@example.com")
+        page.get_by_role("button", name="Preview").click()
+        expect(page.get_by_text("What would be erased")).to_be_visible()
+        check_page(page, "erasure-preview", width, axe_source)
+        page.get_by_role("button", name=re.compile(r"^Erase 1 submission")).click()
+        expect(page.get_by_text("Erased 1 submission holding")).to_be_visible()
+        expect(page.locator("main table")).to_contain_text("Submissions erased")
+        check_page(page, "erasure-receipts", width, axe_source)
 
         assert posts.not_redirected() == []
         assert len(posts.answers) >= 4
