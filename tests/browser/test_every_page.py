@@ -1,7 +1,8 @@
 """Every signed-in page, at a desktop's width and a phone's, in the owner's time zone: nothing
 wider than the screen, every write answered with a redirect, a reload after each write
-changes nothing, times in the owner's zone, values as the export writes them, and no serious
-or critical accessibility problem (axe-core). Screenshots of each page at both widths go to
+changes nothing (every write the dashboard makes, one by one, in its own test), times in the
+owner's zone, values as the export writes them, and no serious or critical accessibility
+problem (axe-core). Screenshots of each page at both widths go to
 test-artifacts/screenshots/.
 
 axe-core comes from the npm registry, installed beside the project (.ci/run does this):
@@ -26,15 +27,17 @@ import pyotp
 import pytest
 from playwright.sync_api import expect
 
-from accounts.models import User
+from accounts.models import TwoFactor, User
+from forms_app.models import Form
 from forms_app.services import form_create
 from integrations.models import Delivery, DeliveryState, Integration
 from integrations.services import integration_create
 from pullapi.models import ApiKey
 from submissions.export import safe_cell
-from submissions.models import Submission
+from submissions.models import Erasure, Submission
 from tests.browser.conftest import SCREENSHOTS
 from tests.conftest import PASSWORD, add_submission, make_user
+from tests.fakes import FakeServer, Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -305,5 +308,158 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
 
         assert posts.not_redirected() == []
         assert len(posts.answers) >= 4
+    finally:
+        context.close()
+
+
+def world(receiver) -> tuple:
+    """Everything a dashboard write changes: a write repeated by a reload would show here."""
+    return (
+        tuple(Form.objects.order_by("pk").values_list("pk", "name")),
+        tuple(ApiKey.objects.order_by("pk").values_list("pk", "revoked_at")),
+        tuple(Integration.objects.order_by("pk").values_list("pk", "enabled")),
+        tuple(Submission.objects.order_by("pk").values_list("pk", "status")),
+        tuple(Delivery.objects.order_by("pk").values_list("pk", "state", "attempts")),
+        tuple(User.objects.values_list("password", "time_zone", "token_version")),
+        tuple(TwoFactor.objects.values_list("enabled", "recovery_hashes", "last_step")),
+        Erasure.objects.count(),
+        len(receiver.requests),
+    )
+
+
+def write_then_reload(page, posts: Posts, receiver, act, done) -> None:
+    """Do one write through the page and see it land (``done``: a text or a locator); it
+    must have changed something and been answered with a redirect. Then reload: the reload
+    posts nothing and changes nothing."""
+    before = world(receiver)
+    posted = len(posts.answers)
+    act()
+    expect(page.get_by_text(done).first if isinstance(done, str) else done).to_be_visible()
+    page.wait_for_load_state("load")
+    assert len(posts.answers) > posted and posts.not_redirected() == [], posts.answers
+    after = world(receiver)
+    assert after != before, f"{done}: the write changed nothing"
+    posted = len(posts.answers)
+    page.reload()
+    page.wait_for_load_state("load")
+    assert len(posts.answers) == posted, (page.url, posts.answers[posted:])
+    assert world(receiver) == after, page.url
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    settings.DELIVERY_RETRY_DELAYS = []
+    with FakeServer(lambda _request: Reply(500)) as server:
+        yield server
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_reload_after_each_dashboard_write_changes_nothing(chromium, live_server, receiver,
+                                                             width):
+    owner = make_user()
+    form = form_create(owner=owner, name="Leads", notify_owner=False)
+    integration_create(owner=owner, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})
+    submission = add_submission(form, {"email": "ada@example.com", "message": "Hello"})
+    assert Delivery.objects.get().state == DeliveryState.FAILED  # no retries left
+    receiver.handler = lambda _request: Reply(200)
+    context = chromium.new_context(
+        base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900},
+        timezone_id=ZONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    posts = Posts(page)
+    submission_page = f"/dashboard/forms/{form.pk}/submissions/{submission.pk}"
+    try:
+        sign_in_first_time(page, live_server)
+
+        def write(path: str | None, act, done) -> None:
+            if path is not None:
+                page.goto(path)
+            write_then_reload(page, posts, receiver, act, done)
+
+        def click(name: str | re.Pattern, **kwargs):
+            return lambda: page.get_by_role("button", name=name, **kwargs).first.click()
+
+        # A submission: its delivery retried, spam and back, then deleted.
+        write(submission_page, click(re.compile("^Retry the delivery")), "will be sent again")
+        write(submission_page, click("Spam", exact=True), "Moved to spam.")
+        write(submission_page, click("Not spam", exact=True), "Moved to the inbox")
+        write(submission_page, click("Delete", exact=True), "Submission deleted.")
+
+        # The integration: a test, off and on, then deleted.
+        write("/dashboard/integrations", click(re.compile("^Send test")),
+              "Test event delivered.")
+        write(None, click("Disable", exact=True), ": disabled.")
+        write(None, click("Enable", exact=True), ": enabled.")
+        write(None, click("Delete", exact=True), ": deleted.")
+
+        # An API key: made and revoked.
+        def create_key() -> None:
+            page.get_by_label("Name", exact=True).fill("Warehouse")
+            page.get_by_label("Leads").check()
+            page.get_by_role("button", name="Create key").click()
+
+        write("/dashboard/settings/api-keys", create_key, "created. Copy it now")
+        write(None, click("Revoke key Warehouse"), "revoked.")
+
+        # A form: made and deleted.
+        def create_form() -> None:
+            page.get_by_label("Name").fill("Second form")
+            page.get_by_role("button", name="Create form").click()
+
+        write("/dashboard/", create_form, "Form “Second form” created.")
+        second = Form.objects.get(name="Second form")
+        write(f"/dashboard/forms/{second.pk}/settings",
+              click("Delete this form and its submissions"), "and its submissions were deleted.")
+
+        # The account: time zone, password, an erasure, two-step sign-in on and off.
+        def save_zone() -> None:
+            page.get_by_label("Time zone").select_option("Asia/Tokyo")
+            page.get_by_role("button", name="Save time zone").click()
+
+        write("/dashboard/account", save_zone, "Times are now shown in Asia/Tokyo.")
+
+        def change_password() -> None:
+            page.get_by_label("Current password").fill(PASSWORD)
+            page.get_by_label("New password").fill("a-second-long-password")
+            page.get_by_role("button", name="Change password").click()
+
+        write("/dashboard/account", change_password, "Password changed.")
+
+        add_submission(form, {"email": "grace@example.com"})
+
+        def erase() -> None:
+            page.get_by_label("Email address").fill("grace@example.com")
+            page.get_by_role("button", name="Preview").click()
+            page.get_by_role("button", name=re.compile("^Erase 1 submission")).click()
+
+        write("/dashboard/account/erasure", erase, "Erased 1 submission holding")
+
+        write("/dashboard/account/two-factor", click("Set up two-step sign-in"),
+              page.locator("#totp-secret"))
+
+        codes: list[str] = []
+
+        def turn_on() -> None:
+            secret = page.locator("#totp-secret").inner_text()
+            page.get_by_label("Code from your authenticator app").fill(
+                pyotp.TOTP(secret).now())
+            page.get_by_role("button", name="Turn on two-step sign-in").click()
+            page.wait_for_url(re.compile(r"/two-factor/codes$"))
+            codes.extend(page.locator("#recovery-codes code").all_inner_texts())
+
+        write(None, turn_on, page.locator("#recovery-codes"))
+        assert TwoFactor.objects.get().enabled and len(codes) == 10
+
+        def turn_off(code: str) -> None:
+            page.get_by_label("Password").fill("a-second-long-password")
+            page.get_by_label("Code from your authenticator app").fill(code)
+            page.get_by_role("button", name="Turn off two-step sign-in").click()
+
+        write("/dashboard/account/two-factor", lambda: turn_off(codes[0]),
+              "Two-step sign-in is off.")
+        assert not TwoFactor.objects.exists()
     finally:
         context.close()
