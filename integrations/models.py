@@ -9,6 +9,7 @@ from django.db import models
 from core import crypto
 from core.ids import IdField
 from forms_app.models import Form
+from integrations.naming import destination
 from pullapi.models import ApiKey
 from submissions.models import Submission
 
@@ -61,7 +62,7 @@ class Integration(models.Model):
         indexes = [models.Index(fields=["owner", "enabled"])]
 
     def __str__(self) -> str:
-        return f"{self.type} {self.pk}"
+        return destination(self)  # as the dashboard names it, in the admin's lists
 
     @property
     def secrets(self) -> dict[str, Any]:

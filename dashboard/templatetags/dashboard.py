@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from core.timefmt import iso
 from dashboard import naming
+from integrations.naming import destination as named_destination
 from submissions.representation import field_text
 
 register = template.Library()
@@ -67,7 +68,7 @@ def breakable(text: Any) -> SafeString:
 
 @register.filter
 def destination(integration) -> str:
-    return naming.destination(integration)
+    return named_destination(integration)
 
 
 @register.filter
