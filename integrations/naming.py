@@ -3,14 +3,18 @@ call it, so an owner and an operator can tell two webhooks apart."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from integrations.models import Integration
+
+class Named(Protocol):
+    """What naming reads of an integration (the model imports this module, not the reverse)."""
+
+    type: Any
+    config: Any
 
 
-def destination(integration: Integration) -> str:
+def destination(integration: Named) -> str:
     """"Webhook to hooks.example.com", "Email to a@b.c", "Slack": which one, at a glance."""
     config = integration.config or {}
     kind = integration.type
