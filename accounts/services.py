@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import signin_guard, two_factor
+from accounts import code_askers, signin_guard, two_factor
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
 from accounts.models import (
@@ -103,29 +103,17 @@ def _issue_code(
 
 
 def _issue_code_if_allowed(user: User, purpose: str, client: str = "") -> None:
-    """A new code, unless the address had one in the last 60 s or 5 in the last hour."""
+    """A new code, unless the address had one in the last 60 s or 5 in the last hour. Who may
+    use it past strangers' cap was settled in the request, alike for every address
+    (accounts/code_askers.py)."""
     previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
     if previous is not None:
         now = clock.now()
         in_window = previous.send_window_start and now - previous.send_window_start < SEND_WINDOW
         if now - previous.sent_at < settings.OTP_RESEND_INTERVAL or (
                 in_window and previous.sends_in_window >= SENDS_PER_WINDOW):
-            # Nothing is sent, but this client asked for the code the inbox already holds: it
-            # may use it past strangers' daily cap, so no stranger who asked first locks the
-            # owner out.
-            _add_asker(previous, client)
             return
     _issue_code(user, purpose, previous, client)
-
-
-MAX_ASKERS = 50  # client addresses kept per code, first come; a bound on the row's size
-
-
-def _add_asker(entry: EmailCode, client: str) -> None:
-    askers = entry.requested_by.split()
-    if client and client not in askers and len(askers) < MAX_ASKERS:
-        entry.requested_by = " ".join([*askers, client])
-        entry.save(update_fields=["requested_by"])
 
 
 # The account endpoints a stranger can call with any address (sign-up, resend, forgot) do the
@@ -141,6 +129,7 @@ def user_sign_up(*, email: str, password: str, client: Client | None = None) -> 
     validate_new_password(password, email)
     password_hash = sign_up_password_hash(email, password)
     sign_up_record(email=email, password_hash=password_hash, client=client)
+    code_askers.asked(email, CodePurpose.VERIFY, _address(client))
     # The worker gets the hash, sealed: the broker never sees the password.
     tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash), _address(client))
 
@@ -169,15 +158,27 @@ def _sign_ups_trusted(user: User, verifier: Client | None) -> bool:
     password; the owner sets one, as after sign-ups that disagreed."""
     rows = list(SignUpAttempt.objects.filter(email=user.email).values_list("password_hash",
                                                                            "client"))
-    if {digest for digest, _ in rows} - {user.password}:
+    if not rows or {digest for digest, _ in rows} - {user.password}:
+        # No record of who chose the password (an operator's unverified account, or one made
+        # before sign-ups were recorded): nothing proves it is the verifier's.
         return False
     clients = {address for _, address in rows}
-    return not rows or verifier is None or verifier.address in clients
+    return verifier is None or verifier.address in clients
 
 
 def _pending_sign_up_matches(email: str, password: str) -> bool:
     digest = sign_up_password_hash(normalize_email(email), password)
     return SignUpAttempt.objects.filter(email=normalize_email(email), password_hash=digest).exists()
+
+
+def _signed_up_with(email: str, password: str, user: User | None) -> bool:
+    """Whether a sign-up on record for the address brought ``password``. With no account it
+    is the one hash a sign-in costs; with one, it is hashed whenever the address has sign-ups
+    on record, verified or not, so the time spent tells the two apart no more than the
+    answer does."""
+    if user is not None and not SignUpAttempt.objects.filter(email=user.email).exists():
+        return False
+    return _pending_sign_up_matches(email, password)
 
 
 SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
@@ -186,13 +187,17 @@ SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
 def user_resend_code(*, email: str, client: Client | None = None) -> None:
     from accounts import tasks
 
-    tasks.enqueue(tasks.resend_code, normalize_email(email), _address(client))
+    email = normalize_email(email)
+    code_askers.asked(email, CodePurpose.VERIFY, _address(client))
+    tasks.enqueue(tasks.resend_code, email, _address(client))
 
 
 def user_forgot_password(*, email: str, client: Client | None = None) -> None:
     from accounts import tasks
 
-    tasks.enqueue(tasks.send_reset_code, normalize_email(email), _address(client))
+    email = normalize_email(email)
+    code_askers.asked(email, CodePurpose.RESET, _address(client))
+    tasks.enqueue(tasks.send_reset_code, email, _address(client))
 
 
 def _address(client: Client | None) -> str:
@@ -214,8 +219,13 @@ def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -
         _issue_code(user, CodePurpose.VERIFY, client=client)
     elif not user.is_verified:
         _issue_code_if_allowed(user, CodePurpose.VERIFY, client)
-    else:  # verified already: a later sign-up is moot
-        SignUpAttempt.objects.filter(email=email).delete()
+    else:
+        # Verified already: the sign-up changes nothing, but its record stays (purged with the
+        # rest) so that signing in with its password answers as for a pending sign-up. Only the
+        # newest of equal ones is kept.
+        same = SignUpAttempt.objects.filter(email=email, password_hash=password_hash)
+        older = same.order_by("-created_at", "-pk").values_list("pk", flat=True)[1:]
+        SignUpAttempt.objects.filter(pk__in=list(older)).delete()
 
 
 @transaction.atomic
@@ -253,12 +263,15 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
     """Check a code and, if right, consume it and run ``on_success(user)`` in one transaction.
 
     A code takes 5 wrong tries from each client address; past that it is dead for that client
-    only, so no one else's guesses kill the owner's code. Clients other than the one that asked
-    for the code (and devices the owner signed in from) share 20 wrong tries an address a day,
-    then get 429: strangers' guesses stay bounded and never stop the owner."""
+    only, so no one else's guesses kill the owner's code. Everyone else's wrong tries share 20
+    an address a day, then get 429, but for the code's sender, a device the owner signed in
+    from, and clients that asked for the code while their 5-an-hour share lasts
+    (accounts/code_askers.py). Nothing here depends on whether the address has an account
+    but the code itself, so the answers tell no one which addresses have one."""
     email = normalize_email(email)
     client = client or Client("")
     wrong_tries = _wrong_tries(email)
+    role = code_askers.role(email, purpose, client.address)
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
         entry = (
@@ -266,12 +279,13 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
             if user
             else None
         )
-        trusted = entry is not None and (
-            (client.address and client.address in entry.requested_by.split())
-            or client.device_id(user) is not None
-        )
-        if not trusted and wrong_tries.count() >= WRONG_TRIES_PER_DAY:
-            raise too_many_attempts(wrong_tries.retry_after())
+        exempt = role == code_askers.SENDER or client.device_id(user) is not None
+        over_cap = not exempt and wrong_tries.count() >= WRONG_TRIES_PER_DAY
+        askers_share = code_askers.askers_tries(email, purpose)
+        if over_cap and (role != code_askers.ASKER
+                         or askers_share.count() >= code_askers.ASKERS_TRIES_PER_HOUR):
+            window = askers_share if role == code_askers.ASKER else wrong_tries
+            raise too_many_attempts(window.retry_after())
         tries_here = entry.wrong_tries.get(client.address, 0) if entry else 0
         usable = user is not None and entry is not None and (
             tries_here < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
@@ -286,7 +300,9 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
             entry.wrong_tries[client.address] = tries_here + 1
             entry.save(update_fields=["wrong_tries"])
             # Committed before answering, so the 5-try limit holds.
-    if not trusted:
+    if over_cap:
+        askers_share.add()
+    elif not exempt:
         wrong_tries.add()
     raise invalid_code()
 
@@ -365,14 +381,12 @@ def user_authenticate(
     client = client or Client("")
     user = User.objects.filter(email=normalize_email(email)).first()
     signin_guard.check(email, client, user)
-    if user is None:
-        # One hash, as for a wrong password; a sign-up still in the worker's hands is pending.
-        if _pending_sign_up_matches(email, password):
-            raise email_not_verified()
-        signin_guard.failed(email, client, user)
-        raise invalid_credentials()
-    if not user.check_password(password) or not user.is_active:
-        if not user.is_verified and _pending_sign_up_matches(email, password):
+    # A password some sign-up for the address brought answers 403 as a pending sign-up does,
+    # whatever the account: else signing up and then signing in told a verified account (401)
+    # from a new one (403). Never a way in: the account's own password is checked first.
+    pending = _signed_up_with(email, password, user)
+    if user is None or not user.check_password(password) or not user.is_active:
+        if pending:
             raise email_not_verified()
         signin_guard.failed(email, client, user)
         raise invalid_credentials()
@@ -410,10 +424,14 @@ def revoked_tokens_purge() -> int:
 
 
 def sign_up_attempts_purge() -> int:
-    """Old sign-ups of addresses never verified. Safe to forget: the account keeps the first
-    sign-up's password, so a later different one still makes verification distrust both."""
+    """Old sign-ups of addresses that have no account. Those of an account are kept however
+    old: an unverified account's are the only proof of whose password it holds (verification
+    trusts none without them), and a verified one's make its sign-in answer 403 to their
+    passwords for as long as a new account's would."""
     cutoff = clock.now() - SIGN_UP_ATTEMPTS_KEPT
-    deleted, _ = SignUpAttempt.objects.filter(created_at__lt=cutoff).delete()
+    waiting = User.objects.values("email")
+    deleted, _ = (SignUpAttempt.objects.filter(created_at__lt=cutoff)
+                  .exclude(email__in=waiting).delete())
     return deleted
 
 

@@ -102,7 +102,11 @@ class VerifyEmailView(PublicAuthView):
         user = services.user_verify_email(
             email=data["email"], code=data["code"], client=Client.of(request)
         )
-        return user_response(user)
+        response = user_response(user)
+        # Verification is a sign-in: the owner's device is known from now on, so strangers
+        # hammering the address never stop this browser (contract, device cookies).
+        device.remember(response, user)
+        return response
 
 
 class ResendCodeView(PublicAuthView):

@@ -25,10 +25,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import load
 
+
+def _marker(name: str) -> str:
+    """The first four words of a Procfile line, as they show in /proc."""
+    return " ".join(load.stack.command(name, env={})[:4])
+
+
 GROUPS = {
     "gunicorn": "gunicorn",
-    "worker": "celery -A config worker",
-    "beat": "celery -A config beat",
+    "worker": _marker("worker"),
+    "beat": _marker("beat"),
     "redis": "redis-server",
     "receiver": "receiver.py",
 }

@@ -162,10 +162,11 @@ def main() -> None:
         load.manage(env, "migrate", "--no-input", python=bin_dir / "python")
         slug = load.manage(env, "shell", "-c", SETUP, python=bin_dir / "python").split()[-1]
         port = load.free_port()
-        web = stack.enter_context(load.process(
-            [bin_dir / "gunicorn", "config.asgi:application", "--worker-class",
-             "edge.worker.Worker", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-             "--threads", "8"], env, work / "web.log"))
+        # The Procfile's web line, with one process: the peak memory read is that process's.
+        web_line = load.stack.command("web", {**env, "PORT": str(port), "BIND_HOST": "127.0.0.1",
+                                              "WEB_CONCURRENCY": "1", "WEB_THREADS": "8"},
+                                      bin_dir)
+        web = stack.enter_context(load.process(web_line, env, work / "web.log"))
         load.wait_up(f"http://127.0.0.1:{port}/healthz")
         (worker_pid,) = load.descendants(web.pid)
         results = {"storage": args.storage, "count": args.count,

@@ -47,20 +47,10 @@ def _yield_to_intake(**_kwargs) -> None:
 
 @signals.worker_process_init.connect
 def _asynchronous_commits(**_kwargs) -> None:
-    """A worker's writes (claims, attempts, delivered marks) commit without waiting for the
-    disk. A crash of PostgreSQL can lose the last few of them, which only makes a delivery
-    due again (webhook-ids let receivers drop a repeat); submissions, written by the web
-    processes, keep waiting for the disk."""
-    from django.db.backends.signals import connection_created
+    """A worker's writes commit without waiting for the disk (core/infra/dbtimeouts.py)."""
+    from core.infra.dbtimeouts import commit_worker_writes_asynchronously
 
-    connection_created.connect(_commit_asynchronously, weak=False)
-
-
-def _commit_asynchronously(sender, connection, **_kwargs) -> None:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET synchronous_commit TO off")
-
+    commit_worker_writes_asynchronously()
 
 
 # The sweep runs every 5 seconds; Celery writes three INFO lines for each run (beat sends it,

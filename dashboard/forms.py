@@ -7,6 +7,7 @@ words, which the pages show."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, tzinfo
 from typing import cast
@@ -181,7 +182,8 @@ class FormSettingsForm(DashboardForm):
         required=False)
     maxBytes = forms.IntegerField(
         label="Largest file (bytes)", required=False,
-        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILE_BYTES}),
+        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILE_BYTES,
+                                        "aria-describedby": "maxBytes-hint"}),
         help_text=f"At most {MAX_FILE_BYTES} (25 MiB).")
     maxFiles = forms.IntegerField(
         label="Files per submission", required=False,
@@ -218,14 +220,26 @@ class FormSettingsForm(DashboardForm):
         if not form.recaptcha_enabled:
             del self.fields["clearRecaptcha"]
 
+    # The API's nested upload settings, each typed into an input of its own on the page.
+    API_INPUTS = {"fileUploads.maxBytes": "maxBytes", "fileUploads.maxFiles": "maxFiles",
+                  "fileUploads.types": "uploadTypes"}
+
     def add_api_errors(self, details: dict[str, str]) -> None:
         """The API's problems, each by the field it names (``allowedOrigins[0]`` is the
-        Allowed origins box), so the page shows them where the owner typed."""
+        Allowed origins box, ``fileUploads.maxBytes`` the Largest file input), so the page
+        shows them where the owner typed."""
         for key, text in details.items():
-            name = key.split(".")[0].split("[")[0]
-            field = name if name in self.fields else None
+            field = self._input_for(key)
             if field is None or text not in self.errors.get(field, []):
                 self.add_error(field, text)
+
+    def _input_for(self, key: str) -> str | None:
+        path = re.sub(r"\[\d+\]|\.\d+", "", key)
+        for api_name, field in self.API_INPUTS.items():
+            if path == api_name or path.startswith(f"{api_name}."):
+                return field
+        name = path.split(".")[0]
+        return name if name in self.fields else None
 
     def labelled_errors(self) -> list[tuple[str, str]]:
         """(label, first problem) of each field in error, as the page labels them."""

@@ -1,31 +1,13 @@
-"""How the dashboard names things for owners: an integration by where it delivers, a health by
-a word, and a delivery error as a sentence (the raw text stays one click away)."""
+"""How the dashboard names things for owners: a health by a word, a delivery error as a
+sentence (the raw text stays one click away), an API field as the page labels it. An
+integration is named by integrations.naming.destination, as the admin names it too."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
-
-from integrations.models import Integration
 
 HEALTH_LABELS = {"healthy": "Healthy", "failing": "Failing", "never_run": "Not run yet"}
-
-
-def destination(integration: Integration) -> str:
-    """"Webhook to hooks.example.com", "Email to a@b.c", "Slack": which one, at a glance."""
-    config = integration.config or {}
-    kind = integration.type
-    if kind == "WEBHOOK":
-        return f"Webhook to {urlsplit(config.get('url', '')).hostname or 'an address'}"
-    if kind == "EMAIL":
-        return f"Email to {config.get('toEmail') or 'an address'}"
-    if kind == "OWNER_EMAIL":
-        return "Email to you"
-    if kind == "GOOGLE_SHEETS":
-        title = config.get("spreadsheetTitle") or config.get("title")
-        return f"Google Sheets: {title}" if title else "Google Sheets"
-    return {"SLACK": "Slack", "DISCORD": "Discord"}.get(kind, kind.replace("_", " ").title())
 
 
 @dataclass(frozen=True)

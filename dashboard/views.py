@@ -11,6 +11,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
+    QueryDict,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
@@ -46,7 +47,7 @@ from dashboard.forms import (
     VerifyForm,
 )
 from dashboard.links import with_query
-from dashboard.naming import destination, field_label, shown_error
+from dashboard.naming import field_label, shown_error
 from dashboard.qr import qr_svg
 from dashboard.reveal import reveal_once, revealed, shown
 from dashboard.zones import time_zone_set
@@ -59,6 +60,7 @@ from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
 from integrations.models import Delivery, DeliveryState, Integration
+from integrations.naming import destination
 from integrations.selectors import ledger_of
 from integrations.serializers import public_config
 from pullapi import selectors as key_selectors
@@ -167,6 +169,7 @@ def verify(request: HttpRequest) -> HttpResponse:
         messages.warning(request, NO_PASSWORD_YET)
         response = redirect("dashboard:account")
     set_auth_cookie(response, accounts.token_for(user))
+    device.remember(response, user)  # a sign-in like any other: this browser is the owner's
     return response
 
 
@@ -542,12 +545,16 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
 # --- Integrations -------------------------------------------------------------------------
 
 
-def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) -> HttpResponse:
+def _integrations_page(request: HttpRequest, status: int = 200, typed: QueryDict | None = None,
+                       **extra: Any) -> HttpResponse:
+    """The integrations and a card to add each kind; ``typed`` is a create that failed, whose
+    card is filled again with what was typed."""
     rows = integration_selectors.integrations_of(request.user)
     forms_list = form_selectors.forms_of(signed_in(request))
     cards = [
         kind.card.render(RequestContext(request, {
             "forms": forms_list, "google_configured": google.configured(),
+            "typed": _typed_into(kind, typed),
         }))
         for kind in kinds.KINDS.values() if kind.card is not None
     ]
@@ -565,6 +572,16 @@ def _integrations_page(request: HttpRequest, status: int = 200, **extra: Any) ->
     if request.GET.get("error"):
         messages.error(request, f"Google Sheets was not connected ({request.GET['error']}).")
     return render(request, "dashboard/integrations.html", context, status=status)
+
+
+def _typed_into(kind: kinds.Kind, typed: QueryDict | None) -> dict[str, Any]:
+    """What was typed into this kind's card, each list (the events) whole. Its secrets are
+    typed again, as a password input is never filled in by the page (the settings' too)."""
+    if typed is None or typed.get("type") != kind.type:
+        return {}
+    return {name: values if name == "events" else values[-1]
+            for name, values in typed.lists()
+            if name not in kind.secret_keys and name != "csrfmiddlewaretoken"}
 
 
 @login_required
@@ -595,7 +612,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
         )
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, f"Integration not created. {_error_text(error)}")
-        return _integrations_page(request, status=400)
+        return _integrations_page(request, status=400, typed=request.POST)
     messages.success(request, f"{destination(integration)}: integration created.")
     response = redirect("dashboard:integrations")
     secret = integration.secrets.get("signingSecret")
@@ -764,6 +781,7 @@ def erasure_confirm(request: HttpRequest) -> HttpResponse:
     except ServiceError as error:
         messages.error(request, f"Nothing was erased. {_error_text(error)}")
         return _erasure_page(request, form, status=error.status_code)
-    messages.success(request, f"Erased {receipt.submissions} submissions holding "
+    noun = "submission" if receipt.submissions == 1 else "submissions"
+    messages.success(request, f"Erased {receipt.submissions} {noun} holding "
                               f"{receipt.email_hint}.")
     return redirect("dashboard:erasure")

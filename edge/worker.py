@@ -1,4 +1,4 @@
-"""The gunicorn worker class: ``gunicorn config.asgi:application -k edge.worker.Worker``.
+"""The gunicorn worker class, ``edge.worker.Worker``, which the Procfile's web line names.
 
 gunicorn keeps what it is good at (processes, restarts, ``HUP`` reloads, ``--max-requests``),
 and each process serves with uvicorn's event loop and ``EdgeProtocol``. ``--threads`` is the

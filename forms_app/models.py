@@ -60,7 +60,7 @@ class Form(models.Model):
     # Each submission that reaches the inbox is emailed to the owner through the operator's
     # mail settings (integrations/kinds/owner_email/); its delivery's integration row is on
     # while this is.
-    notify_owner = models.BooleanField(default=True)
+    notify_owner = models.BooleanField(default=True, db_default=True)
     # Every field name the form has stored, in order of first appearance (at most 500 new
     # ones are taken: contract, "Input limits"). Written only when a submission brings a name
     # the form has not seen, so the usual submission reads it and writes nothing.

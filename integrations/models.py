@@ -9,6 +9,7 @@ from django.db import models
 from core import crypto
 from core.ids import IdField
 from forms_app.models import Form
+from integrations.naming import destination
 from pullapi.models import ApiKey
 from submissions.models import Submission
 
@@ -49,10 +50,10 @@ class Integration(models.Model):
     alerted_at = models.DateTimeField(null=True, blank=True)
     # The events it receives, space-separated, so the outbox's SQL can pick the receivers of
     # an event with LIKE (no name is part of another); a WEBHOOK's config.events says the same.
-    events = models.CharField(max_length=200, default=CREATED)
+    events = models.CharField(max_length=200, default=CREATED, db_default=CREATED)
     # A REST hook subscription (POST /api/v1/hooks): made by Zapier, Make or n8n, not listed
     # among the integrations, deleted by a 410 or with the key that made it.
-    hook = models.BooleanField(default=False)
+    hook = models.BooleanField(default=False, db_default=False)
     api_key = models.ForeignKey(
         ApiKey, on_delete=models.CASCADE, null=True, blank=True, related_name="hooks"
     )
@@ -61,7 +62,7 @@ class Integration(models.Model):
         indexes = [models.Index(fields=["owner", "enabled"])]
 
     def __str__(self) -> str:
-        return f"{self.type} {self.pk}"
+        return destination(self)  # as the dashboard names it, in the admin's lists
 
     @property
     def secrets(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ class ApiKey(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     # Space-separated, in SCOPES order; always holds "read".
-    scopes = models.CharField(max_length=100, default=READ)
+    scopes = models.CharField(max_length=100, default=READ, db_default=READ)
 
     class Meta:
         verbose_name = "API key"

@@ -4,6 +4,8 @@
     python3 scripts/procfile.py show NAME            # the expanded command line
     python3 scripts/procfile.py run [--migrate] NAME # become that process (the image's entry)
     python3 scripts/procfile.py units DIR            # write the systemd units (deploy/systemd)
+    python3 scripts/procfile.py manage [--env-file F] [--user U] ARGS...
+                                  # manage.py ARGS as the units run (deploy/formflow-manage)
 
 A Procfile line is ``name: command``. In a command, ``${NAME:-default}`` is the environment's
 NAME, else the default, as a POSIX shell reads it (so foreman, honcho and `sh -c` agree), and
@@ -16,6 +18,7 @@ Standard library only: dev.py reads it before anything is installed.
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shlex
 import subprocess
@@ -170,6 +173,79 @@ def units() -> dict[str, str]:
     return {f"formflow-{name}.service": unit(name, line) for name, line in entries().items()}
 
 
+# --- manage.py as the units run it ------------------------------------------------------------
+
+SERVICE_USER = "formflow"
+# What a unit's process gets from systemd besides its Environment= and EnvironmentFile=.
+PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
+
+
+def environment_file(path: Path) -> dict[str, str]:
+    """An EnvironmentFile= as systemd reads it: KEY=VALUE lines, # and ; comments, a value in
+    matching quotes unquoted. Not a shell script: a value such as ``FormFlow <no-reply@x>``
+    is taken as it is, so sourcing the file with ``.`` would not do."""
+    found = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;" or "=" not in line:
+            continue
+        key, value = (part.strip() for part in line.split("=", 1))
+        quote = value[:1]
+        if len(value) >= 2 and quote in ("'", '"') and value[-1] == quote:
+            value = value[1:-1]
+            if quote == '"':
+                value = re.sub(r"\\(.)", r"\1", value)
+        found[key] = value
+    return found
+
+
+def manage_environment(env_file: Path, user: pwd.struct_passwd) -> dict[str, str]:
+    """What a unit's process sees: the units' defaults, then the environment file over them."""
+    env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(HOME=user.pw_dir, USER=user.pw_name, LOGNAME=user.pw_name, **ALWAYS)
+    env.update(environment_file(env_file))
+    return env
+
+
+def become(user: pwd.struct_passwd) -> None:
+    """Root drops to the service user, as the units run (User=, Group=); anyone else stays
+    who they are (the service user itself, or an operator with their own copy)."""
+    if os.getuid() == user.pw_uid:
+        return
+    if os.getuid() != 0:
+        raise ProcfileError(f"run it as root or as {user.pw_name} (sudo)")
+    os.setgroups([])
+    os.setgid(user.pw_gid)
+    os.setuid(user.pw_uid)
+
+
+def manage(argv: list[str]) -> None:
+    """Become ``python manage.py ARGS`` with the venv's Python, the environment file, the
+    service user, the working folder and the umask of the units."""
+    env_file, user_name = Path(ENV_FILE), SERVICE_USER
+    while argv[:1] in (["--env-file"], ["--user"]) and len(argv) > 1:
+        if argv[0] == "--env-file":
+            env_file = Path(argv[1])
+        else:
+            user_name = argv[1]
+        argv = argv[2:]
+    try:
+        user = pwd.getpwnam(user_name)
+    except KeyError:
+        raise ProcfileError(f"there is no user {user_name!r} (--user)") from None
+    try:
+        env = manage_environment(env_file, user)  # read before dropping: the file is 0640
+    except OSError as error:
+        raise ProcfileError(f"cannot read the environment file {env_file}: {error}") from None
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    python = str(venv_python) if venv_python.exists() else sys.executable
+    become(user)
+    os.umask(0o077)
+    os.chdir(ROOT)
+    os.execve(python, [python, "manage.py", *argv], env)
+
+
 # --- The command line -------------------------------------------------------------------------
 
 
@@ -190,6 +266,8 @@ def main(argv: list[str]) -> int:
             words = command(rest[0], bin_dir=Path(sys.executable).parent)
             os.chdir(ROOT)
             os.execvp(words[0], words)
+        elif action == "manage":
+            manage(rest)
         elif action == "units":
             folder = Path(rest[0])
             folder.mkdir(parents=True, exist_ok=True)

@@ -196,10 +196,61 @@ def test_the_submission_list_is_newest_first_with_folder_and_readable_values(adm
     assert newer.pk != older.pk
 
 
-def test_the_delivery_list_is_newest_first(admin_client):
-    from integrations.admin import DeliveryAdmin
+def add_delivery(integration, submission, at):
+    from datetime import UTC, datetime
 
-    assert DeliveryAdmin.ordering[0] == "-created_at"
+    from integrations.models import Delivery
+
+    delivery = Delivery.objects.create(integration=integration, submission=submission,
+                                       next_attempt_at=datetime(2026, 1, 1, tzinfo=UTC))
+    Delivery.objects.filter(pk=delivery.pk).update(created_at=at)  # auto_now_add set it
+    return delivery
+
+
+def test_the_delivery_list_is_newest_first(admin_client, user, form):
+    from datetime import UTC, datetime
+
+    from tests.conftest import add_submission
+
+    hook = integration_create(owner=user, type="WEBHOOK",
+                              config={"url": "https://hooks.example.com/x"})
+    submission = add_submission(form, {"name": "Ada"})
+    Delivery.objects.all().delete()  # the submission's own, made just now
+    days = [add_delivery(hook, submission, datetime(2026, 3, day, tzinfo=UTC))
+            for day in (2, 3, 1)]
+
+    listing = admin_client.get("/admin/integrations/delivery/").content.decode()
+
+    rows = [listing.index(f"/admin/integrations/delivery/{d.pk}/change/") for d in days]
+    middle, newest, oldest = rows
+    assert newest < middle < oldest
+
+
+def test_the_admin_names_integrations_by_their_destination(admin_client, user, form):
+    from datetime import UTC, datetime
+
+    from tests.conftest import add_submission
+
+    webhook = integration_create(owner=user, type="WEBHOOK",
+                                 config={"url": "https://hooks.example.com/x"})
+    mailer = integration_create(owner=user, type="EMAIL", config={
+        "apiKey": "re_1234567", "fromEmail": "a@example.com", "toEmail": "team@example.com"})
+    submission = add_submission(form, {"name": "Ada"})
+    Delivery.objects.all().delete()
+    for integration in (webhook, mailer):
+        add_delivery(integration, submission, datetime(2026, 3, 1, tzinfo=UTC))
+
+    listing = admin_client.get("/admin/integrations/delivery/").content.decode()
+    inline = admin_client.get(
+        f"/admin/submissions/submission/{submission.pk}/change/").content.decode()
+    change = admin_client.get(
+        f"/admin/integrations/integration/{webhook.pk}/change/").content.decode()
+
+    for page in (listing, inline):
+        assert "Webhook to hooks.example.com" in page
+        assert "Email to team@example.com" in page
+        assert f"WEBHOOK {webhook.pk}" not in page and f"EMAIL {mailer.pk}" not in page
+    assert "Webhook to hooks.example.com" in change
 
 
 def test_the_routine_sweep_logs_at_debug(caplog):

@@ -4,6 +4,8 @@ runtime lock alone, and .env.example lists every setting the configuration page 
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import re
 import sys
 from pathlib import Path
@@ -64,8 +66,91 @@ def test_env_example_lists_every_documented_setting_and_every_procfile_variable(
     assert listed - documented_settings() == {"POSTGRES_PASSWORD"}
 
 
+# Variables the code reads that are not an operator's settings, each with why.
+NOT_SETTINGS: dict[str, str] = {}
+
+
+def variables_the_code_reads() -> set[str]:
+    """Every variable name config/settings.py hands to config.env (the only reader of the
+    environment) or to its own _key()."""
+    # config.env's readers are its functions whose first parameter is the variable's name.
+    env_module = ast.parse((ROOT / "config" / "env.py").read_text())
+    readers = {node.name for node in env_module.body if isinstance(node, ast.FunctionDef)
+               and node.args.args and node.args.args[0].arg == "name"}
+    assert {"string", "optional", "boolean", "integer", "export_default"} <= readers
+    tree = ast.parse((ROOT / "config" / "settings.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        function = node.func
+        reads = (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
+                 and function.value.id == "env" and function.attr in readers) or (
+                     isinstance(function, ast.Name) and function.id == "_key")
+        first = node.args[0]
+        if reads and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            names.add(first.value)
+    return names
+
+
+def test_every_variable_the_code_reads_is_documented_and_in_env_example():
+    read = variables_the_code_reads()
+    assert {"SECRET_KEY", "DATABASE_URL", "LOG_FORMAT", "PROMETHEUS_MULTIPROC_DIR"} <= read
+    example = set(re.findall(r"^#?([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    settings = read - set(NOT_SETTINGS)
+    assert settings - documented_settings() == set(), "missing from docs/configuration.md"
+    assert settings - example == set(), "missing from .env.example"
+
+
 def test_the_caddyfile_forwards_to_the_web_unit():
     text = (ROOT / "deploy" / "Caddyfile").read_text()
     assert "reverse_proxy {$FORMFLOW_UPSTREAM:127.0.0.1:8000}" in text
     web = procfile.command("web", env={})
     assert web[web.index("--bind") + 1] == "127.0.0.1:8000"
+
+
+def ignored(path: str, patterns: list[str]) -> bool:
+    """Whether a build context path is left out, as Docker and podman read an ignore file:
+    patterns in order, the last match wins (``!`` keeps), a folder's pattern covers its
+    content, ``**/`` is any depth."""
+    verdict = False
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    for pattern in patterns:
+        keep = pattern.startswith("!")
+        pattern = pattern.lstrip("!").strip("/")
+        candidates = [pattern, pattern.removeprefix("**/")]
+        anywhere = pattern.startswith("**/")
+        for prefix in prefixes:
+            names = [prefix] + (["/".join(prefix.split("/")[n:]) for n in range(1, 9)]
+                                if anywhere else [])
+            if any(fnmatch.fnmatchcase(name, glob) for name in names for glob in candidates):
+                verdict = not keep
+                break
+    return verdict
+
+
+def test_the_build_context_leaves_out_secrets_local_data_venvs_and_leftovers():
+    # Docker reads .dockerignore (Containerfile.dockerignore first, if there were one); podman
+    # and buildah read .containerignore first, then .dockerignore. One file serves both.
+    assert not (ROOT / ".containerignore").exists()
+    assert not (ROOT / "Containerfile.dockerignore").exists()
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    for path in (".env", ".env.local", "deploy/formflow.env", "var/secret_key",
+                 "var/fernet_key", "var/db.sqlite3", ".venv/bin/python",
+                 ".venv-dev/bin/python", ".venv-bench/bin/python", ".git/config",
+                 "node_modules/axe-core/axe.min.js", "tests/node_modules/x.js",
+                 "test-artifacts/smoke.log", "accounts/__pycache__/models.cpython-311.pyc",
+                 ".mypy_cache/x", ".pytest_cache/x", ".hypothesis/x"):
+        assert ignored(path, patterns), path
+    for path in ("manage.py", "Procfile", "requirements.txt", "scripts/procfile.py",
+                 "config/settings.py", "templates/base.html", ".env.example"):
+        assert not ignored(path, patterns), path
+
+
+def test_git_ignores_the_environment_file():
+    patterns = [line for line in (ROOT / ".gitignore").read_text().splitlines()
+                if line and not line.startswith("#")]
+    assert ignored(".env", patterns)
+    assert not ignored(".env.example", patterns)

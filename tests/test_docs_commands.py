@@ -1,6 +1,7 @@
-"""Every command in the README's and docs/deploy.md's shell blocks is one that CI or a test
-runs: each must start with a command listed here, and the place named must run it. A command
-added to those pages without a run behind it fails here."""
+"""Every command in the shell blocks of the README, docs/deploy.md and docs/operating.md is one
+that CI or a test runs: each must start with a command listed here, and the place named must
+run it. A command added to those pages without a run behind it fails here, and so does a code
+block without its language (an untagged block would escape the check)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("README.md", "docs/deploy.md")
+PAGES = ("README.md", "docs/deploy.md", "docs/operating.md")
 
 # The start of a command -> (the file that runs it, what in that file runs it).
 RUN_BY = {
@@ -24,6 +25,14 @@ RUN_BY = {
     "pg_dump --format=custom": ("scripts/deploy_check.py", '"pg_dump", "--format=custom"'),
     "pg_restore --no-owner --exit-on-error": (
         "scripts/deploy_check.py", '"pg_restore", "--no-owner", "--exit-on-error"'),
+    "sudo /opt/formflow/deploy/formflow-manage ": (
+        "tests/test_procfile.py",
+        "def test_formflow_manage_runs_manage_py_with_the_environment_file"),
+    # CI runs `python manage.py` inside the image it builds, as compose's exec does.
+    "docker compose exec web python manage.py ": (
+        "scripts/smoke.py", '"--entrypoint=python", args.image, "manage.py"'),
+    'curl -H "Authorization: Bearer $METRICS_TOKEN" ': (
+        "scripts/operations_check.py", 'call("GET", f"{base}/metrics", token=METRICS_TOKEN)'),
     # The README's "Try it" block, run whole by bash against a live server.
     "curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
     "CODE=": ("tests/test_readme.py", "CODE={code}"),
@@ -36,7 +45,7 @@ RUN_BY = {
 def commands(page: str) -> list[str]:
     """Each command of the page's sh blocks, continuation lines joined, comments left out."""
     found = []
-    for block in re.findall(r"```sh\n(.*?)```", (ROOT / page).read_text(), re.DOTALL):
+    for block in re.findall(r"^ *```sh\n(.*?)```", (ROOT / page).read_text(), re.DOTALL | re.M):
         joined = re.sub(r"\\\n\s*", " ", block)
         for line in joined.splitlines():
             line = line.strip()
@@ -61,3 +70,15 @@ def test_every_documented_command_is_run_by_ci_or_a_test():
 def test_the_pages_have_commands_at_all():
     assert len(commands("README.md")) >= 10
     assert len(commands("docs/deploy.md")) >= 8
+    assert len(commands("docs/operating.md")) >= 7
+
+
+def test_every_code_block_says_its_language():
+    for page in PAGES:
+        opening = True
+        for number, line in enumerate((ROOT / page).read_text().splitlines(), 1):
+            fence = line.strip()
+            if fence.startswith("```"):
+                if opening:
+                    assert fence != "```", f"{page}:{number}: a block without its language"
+                opening = not opening

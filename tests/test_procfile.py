@@ -1,6 +1,8 @@
 """The Procfile is the one place the process command lines live: its reader expands it as a
 shell would, and the systemd units in deploy/ are what it generates."""
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +88,99 @@ def test_show_prints_the_expanded_line():
                             env={"PATH": "/usr/bin:/bin", "LOG_LEVEL": "DEBUG"},
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip().endswith("celery -A config beat --loglevel DEBUG")
+
+
+# --- deploy/formflow-manage: manage.py as the units run it -----------------------------------
+
+
+def formflow_manage(env_file: Path, *arguments: str, given: str | None = None
+                    ) -> subprocess.CompletedProcess:
+    import getpass
+    import os
+
+    # The shell's own settings must not leak in: the process sees what a unit's would.
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+           "DATABASE_URL": "postgres://nobody@127.0.0.1:1/nothing", "DATA_DIR": "/nonexistent"}
+    env = {**env, **{k: v for k, v in os.environ.items() if k == "LANG"}}
+    return subprocess.run([str(ROOT / "deploy" / "formflow-manage"), "--env-file", str(env_file),
+                           "--user", getpass.getuser(), *arguments],
+                          env=env, input=given, capture_output=True, text=True, timeout=120)
+
+
+def test_formflow_manage_runs_manage_py_with_the_environment_file(tmp_path):
+    data = tmp_path / "data"
+    env_file = tmp_path / "formflow.env"
+    env_file.write_text(f"# as /etc/formflow/formflow.env\nDATA_DIR={data}\n"
+                        "DEFAULT_FROM_EMAIL=FormFlow <no-reply@example.com>\n"
+                        "REGISTRATION=\"closed\"\n")
+    env_file.chmod(0o600)
+
+    migrated = formflow_manage(env_file, "migrate", "--no-input", "-v0")
+    assert migrated.returncode == 0, migrated.stderr
+    assert (data / "db.sqlite3").exists()
+    assert formflow_manage(env_file, "check").returncode == 0
+
+    status = formflow_manage(env_file, "status")
+    report = json.loads(status.stdout)
+    assert report["checks"]["database"] == {"ok": True, "unappliedMigrations": 0}
+    assert report["checks"]["beat"]["ok"] is False and status.returncode == 1  # no beat runs
+
+    made = formflow_manage(env_file, "createuser", "--email", "you@example.com", "--staff",
+                           "--password-stdin", given="a long passphrase\n")
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "backups").mkdir()
+    backup = formflow_manage(env_file, "backup", str(tmp_path / "backups"))
+    assert backup.returncode == 0, backup.stderr
+    assert len(list((tmp_path / "backups").glob("formflow-*.sqlite3"))) == 1
+
+    said = formflow_manage(env_file, "shell", "--no-imports", "-c",
+                           "from django.conf import settings as s; "
+                           "print(s.DEFAULT_FROM_EMAIL, s.REGISTRATION, oct(__import__('os')"
+                           ".umask(0)))")
+    assert said.stdout.strip() == "FormFlow <no-reply@example.com> closed 0o77"
+
+
+def test_formflow_manage_says_what_is_wrong(tmp_path):
+    missing = formflow_manage(tmp_path / "nothing.env", "check")
+    assert missing.returncode == 1
+    assert "cannot read the environment file" in missing.stderr
+
+
+def test_the_environment_file_is_read_as_systemd_reads_it(tmp_path):
+    env_file = tmp_path / "formflow.env"
+    env_file.write_text("# comment\n; comment\n\nA=1\n  B = two words \nC=\"say \\\"hi\\\"\"\n"
+                        "D='single'\nE=<x@y>\n")
+    assert procfile.environment_file(env_file) == {
+        "A": "1", "B": "two words", "C": 'say "hi"', "D": "single", "E": "<x@y>"}
+
+
+# A process's command line spelled out: gunicorn serving the app, or celery with the project.
+SPELLED = re.compile(r"gunicorn\W+config\.(asgi|wsgi)|celery\W+-A\W+config\b")
+# Where the lines may appear: the Procfile itself, the units generated from it (checked above
+# to match it), and tests, which assert what the reader makes of it.
+MAY_SPELL = ("Procfile", "deploy/systemd/", "tests/")
+NOT_OURS = {".git", ".venv", ".venv-dev", "node_modules", "var", "test-artifacts",
+            "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
+            ".schemathesis", "staticfiles"}
+
+
+def project_files():
+    for path in ROOT.rglob("*"):
+        relative = path.relative_to(ROOT)
+        if any(part in NOT_OURS or part.startswith(".venv") for part in relative.parts):
+            continue
+        if path.is_file() and path.stat().st_size < 1_000_000:
+            yield relative.as_posix(), path
+
+
+def test_no_file_but_the_procfile_spells_a_process_command_line():
+    spelled = [name for name, path in project_files()
+               if not name.startswith(MAY_SPELL) and not name.startswith("requirements")
+               and SPELLED.search(path.read_text(errors="ignore"))]
+    assert spelled == [], "take the line from the Procfile (scripts/procfile.py, scripts/stack.py)"
+
+
+def test_the_check_sees_both_spellings():
+    assert SPELLED.search('[bin / "gunicorn", "config.asgi:application", "--workers", "1"]')
+    assert SPELLED.search(".venv-dev/bin/celery -A config worker --beat")
+    assert not SPELLED.search("gunicorn keeps what it is good at")

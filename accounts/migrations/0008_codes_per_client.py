@@ -10,18 +10,24 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RemoveField(
+        # 1.0.0's code reads and writes failed_attempts, and may still serve while this runs
+        # (docs/operating.md, "Upgrades"): the column stays, unused, with a default in the
+        # database so rows written without it are valid. A later release drops it. For the
+        # same reason the new columns keep their defaults in the database: 1.0.0's code
+        # inserts codes without them.
+        migrations.AlterField(
             model_name='emailcode',
             name='failed_attempts',
+            field=models.PositiveSmallIntegerField(db_default=0),
         ),
         migrations.AddField(
             model_name='emailcode',
             name='requested_by',
-            field=models.CharField(blank=True, default='', max_length=64),
+            field=models.CharField(blank=True, default='', db_default='', max_length=64),
         ),
         migrations.AddField(
             model_name='emailcode',
             name='wrong_tries',
-            field=models.JSONField(blank=True, default=dict),
+            field=models.JSONField(blank=True, default=dict, db_default={}),
         ),
     ]

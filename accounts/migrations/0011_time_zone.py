@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='user',
             name='time_zone',
-            field=models.CharField(blank=True, default='', max_length=64),
+            field=models.CharField(blank=True, default='', db_default='', max_length=64),
         ),
     ]

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='emailcode',
             name='requested_by',
-            field=models.TextField(blank=True, default=''),
+            field=models.TextField(blank=True, default='', db_default=''),
         ),
     ]

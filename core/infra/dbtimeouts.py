@@ -20,6 +20,11 @@ ended by the server after WORKER_IDLE_IN_TRANSACTION, so the locks it held and t
 sequencer are freed. Management commands (migrate, shell, backup) are not bounded: a migration
 may rightly run long.
 
+A worker's writes (claims, attempts, delivered marks) commit without waiting for the disk
+(``commit_worker_writes_asynchronously``). A crash of PostgreSQL can lose the last few of them,
+which only makes a delivery due again (webhook-ids let receivers drop a repeat); submissions,
+written by the web processes, keep waiting for the disk.
+
 With PgBouncer in transaction mode a session setting would leak to other clients: set
 DATABASE_SESSION_TIMEOUTS=false and put the same settings on the database role (``ALTER ROLE
 formflow SET lock_timeout = '5s'`` ...).
@@ -59,6 +64,17 @@ def bound_web_sessions() -> None:
 def bound_worker_sessions() -> None:
     """Called once as a worker starts (config/celery.py): its pool's processes inherit it."""
     _bound_sessions([WORKER_LOCK_TIMEOUT, WORKER_STATEMENT_TIMEOUT, WORKER_IDLE_IN_TRANSACTION])
+
+
+def commit_worker_writes_asynchronously() -> None:
+    """Called in each worker pool process as it starts (config/celery.py)."""
+    connection_created.connect(_commit_asynchronously, weak=False)
+
+
+def _commit_asynchronously(sender, connection, **_kwargs) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET synchronous_commit TO off")
 
 
 def unbind_sessions() -> None:

@@ -43,6 +43,18 @@ def recovered() -> None:
     _breaker.reset()
 
 
+def guarded(call, fallback, what: str):
+    """``call()``, or ``fallback`` while a configured Redis is away (or when the call finds it
+    away): the one place a caller's Redis-or-fallback choice is made."""
+    if settings.REDIS_URL and not available():
+        return fallback
+    try:
+        return call()
+    except Unavailable as error:
+        failed(error, what)
+        return fallback
+
+
 @cache
 def client() -> redis.Redis | None:
     if not settings.REDIS_URL:

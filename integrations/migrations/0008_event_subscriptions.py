@@ -35,12 +35,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='integration',
             name='events',
-            field=models.CharField(default='submission.created', max_length=200),
+            field=models.CharField(default='submission.created', db_default='submission.created', max_length=200),
         ),
         migrations.AddField(
             model_name='integration',
             name='hook',
-            field=models.BooleanField(default=False),
+            field=models.BooleanField(default=False, db_default=False),
         ),
         migrations.RunPython(webhooks_say_their_events, migrations.RunPython.noop),
     ]

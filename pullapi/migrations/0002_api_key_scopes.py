@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='apikey',
             name='scopes',
-            field=models.CharField(default='read', max_length=100),
+            field=models.CharField(default='read', db_default='read', max_length=100),
         ),
     ]

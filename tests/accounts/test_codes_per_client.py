@@ -149,3 +149,83 @@ def test_a_stranger_who_asked_for_a_reset_first_cannot_block_the_owners_reset(ap
     forgot(api)  # the owner asks too: inside 60 s nothing is sent, the inbox holds the code
 
     assert reset(api, code, OWNER_IP).status_code == 200
+
+
+def v6(n: int) -> str:
+    """A client in a /64 of its own: cheap for an attacker to hold thousands of."""
+    return f"2001:db8:{n // 65536:x}:{n % 65536:x}::1"
+
+
+def test_fifty_clients_that_asked_get_no_more_guesses_than_strangers_plus_a_share(api, db):
+    """Each client that asks while the code is fresh sends nothing: asking buys a share of 5
+    wrong tries an hour among all of them past the 20 a day, never 5 each."""
+    make_user(EMAIL)
+    code = forgot(api)  # the owner asked: theirs is the code in the inbox
+    answered = 0
+    for n in range(50):
+        forgot(api, ip=v6(n))
+        for _ in range(5):
+            status = reset(api, wrong(code), v6(n)).status_code
+            assert status in (400, 429)
+            answered += status == 400
+
+    assert answered == 20 + 5
+    assert reset(api, code, OWNER_IP).status_code == 200
+
+
+def test_clients_that_asked_first_and_strangers_past_the_cap_never_stop_the_owner(api, db):
+    make_user(EMAIL)
+    for n in range(50):  # the first of them is the code's sender; the rest only asked
+        forgot(api, ip=v6(n))
+    code = last_code(EMAIL)
+    strangers_guess(api, code, reset)
+    assert reset(api, wrong(code), "192.0.2.99").status_code == 429
+
+    forgot(api)  # the owner asks too: nothing is sent, the inbox holds the code
+
+    assert reset(api, code, OWNER_IP).status_code == 200
+
+
+def test_once_every_share_is_spent_the_owner_asks_again_and_resets(api, db, clock):
+    make_user(EMAIL)
+    forgot(api, ip=ATTACKER_IP)
+    code = last_code(EMAIL)
+    strangers_guess(api, code, reset)
+    for n in range(5):
+        forgot(api, ip=v6(n))
+        assert reset(api, wrong(code), v6(n)).status_code == 400
+    forgot(api, ip=v6(99))
+    assert reset(api, wrong(code), v6(99)).status_code == 429
+
+    clock.advance(seconds=61)
+    new_code = forgot(api)  # a new code, and the owner is the client that asked for it
+
+    assert reset(api, new_code, OWNER_IP).status_code == 200
+
+
+def answers_to_a_stranger(api, address):
+    """What a stranger who asked for a reset code, and their friends, see for ``address``."""
+    def attempt(ip):
+        body = {"email": address, "code": "000000", "password": NEW_PASSWORD}
+        response = api.post("/api/auth/reset-password", body, format="json", REMOTE_ADDR=ip)
+        return response.status_code, response.json()["error"]
+
+    api.post("/api/auth/forgot-password", {"email": address}, format="json",
+             REMOTE_ADDR=ATTACKER_IP)
+    seen = [attempt(f"192.0.2.{n // 4}") for n in range(21)]
+    seen += [attempt(ATTACKER_IP) for _ in range(7)]
+    api.post("/api/auth/forgot-password", {"email": address}, format="json",
+             REMOTE_ADDR="192.0.2.50")
+    seen += [attempt("192.0.2.50") for _ in range(7)]
+    return seen
+
+
+def test_the_answers_tell_no_one_whether_the_address_has_an_account(api, db, monkeypatch):
+    monkeypatch.setattr("accounts.services._new_code", lambda: "123456")
+    make_user("known@example.com")
+
+    known = answers_to_a_stranger(api, "known@example.com")
+    unknown = answers_to_a_stranger(api, "nobody@example.com")
+
+    assert known == unknown
+    assert {status for status, _ in known} == {400, 429}

@@ -112,3 +112,31 @@ def test_token_sign_in_honours_the_device_cookie(api, owner):
     assert api_login(api, PASSWORD, "192.0.2.77", path="/api/auth/token").status_code == 200
     assert api_login(CommitClient(), PASSWORD, "192.0.2.78",
                      path="/api/auth/token").status_code == 429
+
+
+@pytest.mark.parametrize("surface", ["api", "dashboard"])
+def test_verification_signs_in_and_sets_the_device_cookie(db, settings, surface):
+    """The owner who just verified holds a device cookie, so a distributed attack on the
+    address afterwards never stops them."""
+    from tests.conftest import last_code
+
+    settings.AUTH_COOKIE_SECURE = True
+    client = CommitClient()
+    client.post("/api/auth/signup", {"email": EMAIL, "password": PASSWORD},
+                content_type="application/json", REMOTE_ADDR="203.0.113.1")
+    body = {"email": EMAIL, "code": last_code(EMAIL)}
+    if surface == "api":
+        response = client.post("/api/auth/verify-email", body,
+                               content_type="application/json", REMOTE_ADDR="203.0.113.1")
+        assert response.status_code == 200
+    else:
+        response = client.post("/dashboard/verify", body, REMOTE_ADDR="203.0.113.1")
+        assert response.status_code == 302
+
+    cookie = response.cookies["ff_device"]
+    assert cookie["httponly"] is True
+    assert cookie["secure"] is True
+    assert cookie["samesite"] == "Lax"
+    assert cookie["max-age"] == YEAR
+    distributed_attack()
+    assert api_login(client, PASSWORD, "198.51.100.9").status_code == 200

@@ -95,8 +95,39 @@ def test_a_sign_up_after_verification_changes_nothing(api):
 
     assert mail.outbox == []
     assert login(api, OWNER).status_code == 200
-    assert login(api, ATTACKER).status_code == 401
-    assert not SignUpAttempt.objects.exists()
+    assert login(api, ATTACKER).status_code == 403  # as for a pending sign-up; never a way in
+    assert login(api, ATTACKER, path=TOKEN).status_code == 403
+
+
+@pytest.mark.parametrize("path", [LOGIN, TOKEN])
+@pytest.mark.parametrize("worker", ["done", "not-run-yet"])
+def test_signing_up_then_in_tells_no_verified_account_from_a_new_one(api, held_back, path,
+                                                                      worker):
+    """Sign up an address with a password, then sign in with it: the same answer whether
+    the address had a verified account or none."""
+    User.objects.create_user(email="known@example.com", password=OWNER, is_verified=True)
+    if worker == "not-run-yet":
+        held_back()
+    answers = []
+    for address in ("known@example.com", "unknown@example.com"):
+        api.post(SIGNUP, {"email": address, "password": ATTACKER}, format="json")
+        answer = api.post(path, {"email": address, "password": ATTACKER}, format="json")
+        answers.append((answer.status_code, answer.json()))
+
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 403
+    assert api.post(path, {"email": "known@example.com", "password": OWNER},
+                    format="json").status_code == 200
+
+
+def test_signing_up_again_with_one_password_keeps_one_record(api, clock):
+    sign_up(api, OWNER)
+    verify(api, last_code(EMAIL))
+    for _ in range(3):
+        clock.advance(seconds=61)
+        sign_up(api, ATTACKER)
+
+    assert SignUpAttempt.objects.filter(email=EMAIL).count() == 1
 
 
 def test_the_verifier_sets_a_password_without_a_current_one(api, clock):
@@ -183,3 +214,41 @@ def test_a_sign_up_verified_from_its_own_address_keeps_its_password(api):
 
     assert verified.status_code == 200
     assert login(api, OWNER).status_code == 200
+
+
+def test_a_month_old_strangers_sign_up_still_keeps_no_password(api, clock):
+    """The nightly purge forgets old sign-ups; an account still waiting for verification keeps
+    its record, so a stranger who waits it out gains nothing."""
+    from accounts.services import sign_up_attempts_purge
+
+    assert sign_up(api, ATTACKER, ip="198.51.100.1").status_code == 201
+    clock.advance(days=31)
+    sign_up_attempts_purge()
+    api.post("/api/auth/resend-otp", {"email": EMAIL}, format="json", REMOTE_ADDR="198.51.100.1")
+
+    verified = api.post(VERIFY, {"email": EMAIL, "code": last_code(EMAIL)}, format="json",
+                        REMOTE_ADDR="203.0.113.9")
+
+    assert verified.status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+    assert not User.objects.get(email=EMAIL).has_usable_password()
+
+
+def test_an_unverified_account_with_no_sign_up_on_record_keeps_no_password(api, db):
+    User.objects.create_user(email=EMAIL, password=ATTACKER, is_verified=False)
+    api.post("/api/auth/resend-otp", {"email": EMAIL}, format="json")
+
+    assert verify(api, last_code(EMAIL)).status_code == 200
+    assert login(api, ATTACKER).status_code == 401
+
+
+def test_the_purge_forgets_old_sign_ups_of_addresses_with_no_account_only(api, clock):
+    from accounts.services import sign_up_attempts_purge
+
+    SignUpAttempt.objects.create(email="gone@example.com", password_hash="x")
+    SignUpAttempt.objects.create(email=EMAIL, password_hash="x")
+    User.objects.create_user(email=EMAIL, password=OWNER, is_verified=True)
+    clock.advance(days=31)
+
+    assert sign_up_attempts_purge() == 1
+    assert SignUpAttempt.objects.get().email == EMAIL

@@ -1,7 +1,8 @@
 """Every signed-in page, at a desktop's width and a phone's, in the owner's time zone: nothing
 wider than the screen, every write answered with a redirect, a reload after each write
-changes nothing, times in the owner's zone, values as the export writes them, and no serious
-or critical accessibility problem (axe-core). Screenshots of each page at both widths go to
+changes nothing (every write the dashboard makes, one by one, in its own test), times in the
+owner's zone, values as the export writes them, and no serious or critical accessibility
+problem (axe-core). Screenshots of each page at both widths go to
 test-artifacts/screenshots/.
 
 axe-core comes from the npm registry, installed beside the project (.ci/run does this):
@@ -14,24 +15,29 @@ it a developer's run skips the accessibility check; with CI=true it fails.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyotp
 import pytest
 from playwright.sync_api import expect
 
-from accounts.models import User
+from accounts.models import TwoFactor, User
+from forms_app.models import Form
 from forms_app.services import form_create
 from integrations.models import Delivery, DeliveryState, Integration
 from integrations.services import integration_create
 from pullapi.models import ApiKey
 from submissions.export import safe_cell
-from submissions.models import Submission
+from submissions.models import Erasure, Submission
 from tests.browser.conftest import SCREENSHOTS
 from tests.conftest import PASSWORD, add_submission, make_user
+from tests.fakes import FakeServer, Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,6 +48,7 @@ WIDTHS = {"desktop": 1280, "phone": 390}
 LONG = "A very long message. " * 150  # 3,150 characters
 TAGS = ["design", "seo"]
 UTM = {"utm_source": "newsletter", "utm_campaign": "autumn"}
+FIELDS = ("email", "tags", "utm", "message")  # the first submission's
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +152,21 @@ def check_page(page, name: str, width: str, axe_source: str | None) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"every-page-{name}-{width}.png"), full_page=True)
 
 
+def shown_values(page) -> dict[str, str]:
+    """The submission page's fields, each value whole (a long one's text behind its "show
+    all" included)."""
+    names = page.locator("#fields-heading + dl dt").all_inner_texts()
+    values = [cell.locator(".value-text").last.text_content() or ""
+              for cell in page.locator("#fields-heading + dl dd").all()]
+    return dict(zip(names, values, strict=True))
+
+
+def exported_values(csv_text: str) -> dict[str, str]:
+    """The one row of an export, by column, less the columns that are not the fields."""
+    row = next(csv.DictReader(io.StringIO(csv_text)))
+    return {name: value for name, value in row.items() if name in FIELDS}
+
+
 def reload_changes_nothing(page) -> None:
     before = state()
     page.reload()
@@ -191,6 +213,10 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         expect(row.locator("details.value summary")).to_contain_text("show all 3150 characters")
         expect(row.locator("time")).to_have_text("2026-11-24 22:46 CET")
         assert "in Europe/Paris" in page.locator("#days-zone").inner_text()
+        page.get_by_label("Search values").fill("grace")
+        page.get_by_label("Search values").press("Enter")
+        expect(page.locator("#search-status")).to_have_text("1 submission matches.")
+        check_page(page, "inbox-search", width, axe_source)
 
         page.goto(f"{inbox}/submissions/{first.pk}")
         check_page(page, "submission", width, axe_source)
@@ -220,12 +246,18 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
             page.get_by_role("button", name="Export chosen CSV").click()
         exported = download.value.path().read_text(encoding="utf-8")
         assert f'"{safe_cell(TAGS)}"' in exported and "grace@example.com" not in exported
+        page.goto(f"{inbox}/submissions/{first.pk}")
+        shown = shown_values(page)
+        assert list(shown) == list(FIELDS) and shown == exported_values(exported), width
         page.goto(inbox)
         page.get_by_label(re.compile("Choose the submission")).first.check()
         page.get_by_role("button", name="Mark spam").click()
         expect(page.get_by_text("1 submission moved to spam.")).to_be_visible()
         reload_changes_nothing(page)
         check_page(page, "inbox-after-bulk", width, axe_source)
+        page.goto(f"{inbox}/spam")
+        expect(page.get_by_label(re.compile("Choose the submission"))).to_have_count(1)
+        check_page(page, "spam-with-rows", width, axe_source)
 
         page.goto("/dashboard/integrations")
         check_page(page, "integrations", width, axe_source)
@@ -256,11 +288,178 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         page.wait_for_url(re.compile(r"/two-factor/new$"))
         check_page(page, "two-factor-setup", width, axe_source)
         reload_changes_nothing(page)
+        secret = page.locator("#totp-secret").inner_text()
+        page.get_by_label("Code from your authenticator app").fill(pyotp.TOTP(secret).now())
+        page.get_by_role("button", name="Turn on two-step sign-in").click()
+        page.wait_for_url(re.compile(r"/two-factor/codes$"))
+        expect(page.locator("#recovery-codes code")).to_have_count(10)
+        check_page(page, "two-factor-codes", width, axe_source)
 
         page.goto("/dashboard/account/erasure")
         check_page(page, "erasure", width, axe_source)
+        page.get_by_label("Email address").fill("grace@example.com")
+        page.get_by_role("button", name="Preview").click()
+        expect(page.get_by_text("What would be erased")).to_be_visible()
+        check_page(page, "erasure-preview", width, axe_source)
+        page.get_by_role("button", name=re.compile(r"^Erase 1 submission")).click()
+        expect(page.get_by_text("Erased 1 submission holding")).to_be_visible()
+        expect(page.locator("main table")).to_contain_text("Submissions erased")
+        check_page(page, "erasure-receipts", width, axe_source)
 
         assert posts.not_redirected() == []
         assert len(posts.answers) >= 4
+    finally:
+        context.close()
+
+
+def world(receiver) -> tuple:
+    """Everything a dashboard write changes: a write repeated by a reload would show here."""
+    return (
+        tuple(Form.objects.order_by("pk").values_list("pk", "name")),
+        tuple(ApiKey.objects.order_by("pk").values_list("pk", "revoked_at")),
+        tuple(Integration.objects.order_by("pk").values_list("pk", "enabled")),
+        tuple(Submission.objects.order_by("pk").values_list("pk", "status")),
+        tuple(Delivery.objects.order_by("pk").values_list("pk", "state", "attempts")),
+        tuple(User.objects.values_list("password", "time_zone", "token_version")),
+        tuple(TwoFactor.objects.values_list("enabled", "recovery_hashes", "last_step")),
+        Erasure.objects.count(),
+        len(receiver.requests),
+    )
+
+
+def write_then_reload(page, posts: Posts, receiver, act, done) -> None:
+    """Do one write through the page and see it land (``done``: a text or a locator); it
+    must have changed something and been answered with a redirect. Then reload: the reload
+    posts nothing and changes nothing."""
+    before = world(receiver)
+    posted = len(posts.answers)
+    act()
+    expect(page.get_by_text(done).first if isinstance(done, str) else done).to_be_visible()
+    page.wait_for_load_state("load")
+    assert len(posts.answers) > posted and posts.not_redirected() == [], posts.answers
+    after = world(receiver)
+    assert after != before, f"{done}: the write changed nothing"
+    posted = len(posts.answers)
+    page.reload()
+    page.wait_for_load_state("load")
+    assert len(posts.answers) == posted, (page.url, posts.answers[posted:])
+    assert world(receiver) == after, page.url
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    settings.DELIVERY_RETRY_DELAYS = []
+    with FakeServer(lambda _request: Reply(500)) as server:
+        yield server
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_reload_after_each_dashboard_write_changes_nothing(chromium, live_server, receiver,
+                                                             width):
+    owner = make_user()
+    form = form_create(owner=owner, name="Leads", notify_owner=False)
+    integration_create(owner=owner, type="WEBHOOK", config={"url": f"{receiver.url}/hook"})
+    submission = add_submission(form, {"email": "ada@example.com", "message": "Hello"})
+    assert Delivery.objects.get().state == DeliveryState.FAILED  # no retries left
+    receiver.handler = lambda _request: Reply(200)
+    context = chromium.new_context(
+        base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900},
+        timezone_id=ZONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    posts = Posts(page)
+    submission_page = f"/dashboard/forms/{form.pk}/submissions/{submission.pk}"
+    try:
+        sign_in_first_time(page, live_server)
+
+        def write(path: str | None, act, done) -> None:
+            if path is not None:
+                page.goto(path)
+            write_then_reload(page, posts, receiver, act, done)
+
+        def click(name: str | re.Pattern, **kwargs):
+            return lambda: page.get_by_role("button", name=name, **kwargs).first.click()
+
+        # A submission: its delivery retried, spam and back, then deleted.
+        write(submission_page, click(re.compile("^Retry the delivery")), "will be sent again")
+        write(submission_page, click("Spam", exact=True), "Moved to spam.")
+        write(submission_page, click("Not spam", exact=True), "Moved to the inbox")
+        write(submission_page, click("Delete", exact=True), "Submission deleted.")
+
+        # The integration: a test, off and on, then deleted.
+        write("/dashboard/integrations", click(re.compile("^Send test")),
+              "Test event delivered.")
+        write(None, click("Disable", exact=True), ": disabled.")
+        write(None, click("Enable", exact=True), ": enabled.")
+        write(None, click("Delete", exact=True), ": deleted.")
+
+        # An API key: made and revoked.
+        def create_key() -> None:
+            page.get_by_label("Name", exact=True).fill("Warehouse")
+            page.get_by_label("Leads").check()
+            page.get_by_role("button", name="Create key").click()
+
+        write("/dashboard/settings/api-keys", create_key, "created. Copy it now")
+        write(None, click("Revoke key Warehouse"), "revoked.")
+
+        # A form: made and deleted.
+        def create_form() -> None:
+            page.get_by_label("Name").fill("Second form")
+            page.get_by_role("button", name="Create form").click()
+
+        write("/dashboard/", create_form, "Form “Second form” created.")
+        second = Form.objects.get(name="Second form")
+        write(f"/dashboard/forms/{second.pk}/settings",
+              click("Delete this form and its submissions"), "and its submissions were deleted.")
+
+        # The account: time zone, password, an erasure, two-step sign-in on and off.
+        def save_zone() -> None:
+            page.get_by_label("Time zone").select_option("Asia/Tokyo")
+            page.get_by_role("button", name="Save time zone").click()
+
+        write("/dashboard/account", save_zone, "Times are now shown in Asia/Tokyo.")
+
+        def change_password() -> None:
+            page.get_by_label("Current password").fill(PASSWORD)
+            page.get_by_label("New password").fill("a-second-long-password")
+            page.get_by_role("button", name="Change password").click()
+
+        write("/dashboard/account", change_password, "Password changed.")
+
+        add_submission(form, {"email": "grace@example.com"})
+
+        def erase() -> None:
+            page.get_by_label("Email address").fill("grace@example.com")
+            page.get_by_role("button", name="Preview").click()
+            page.get_by_role("button", name=re.compile("^Erase 1 submission")).click()
+
+        write("/dashboard/account/erasure", erase, "Erased 1 submission holding")
+
+        write("/dashboard/account/two-factor", click("Set up two-step sign-in"),
+              page.locator("#totp-secret"))
+
+        codes: list[str] = []
+
+        def turn_on() -> None:
+            secret = page.locator("#totp-secret").inner_text()
+            page.get_by_label("Code from your authenticator app").fill(
+                pyotp.TOTP(secret).now())
+            page.get_by_role("button", name="Turn on two-step sign-in").click()
+            page.wait_for_url(re.compile(r"/two-factor/codes$"))
+            codes.extend(page.locator("#recovery-codes code").all_inner_texts())
+
+        write(None, turn_on, page.locator("#recovery-codes"))
+        assert TwoFactor.objects.get().enabled and len(codes) == 10
+
+        def turn_off(code: str) -> None:
+            page.get_by_label("Password").fill("a-second-long-password")
+            page.get_by_label("Code from your authenticator app").fill(code)
+            page.get_by_role("button", name="Turn off two-step sign-in").click()
+
+        write("/dashboard/account/two-factor", lambda: turn_off(codes[0]),
+              "Two-step sign-in is off.")
+        assert not TwoFactor.objects.exists()
     finally:
         context.close()

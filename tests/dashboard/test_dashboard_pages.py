@@ -242,6 +242,47 @@ def test_invalid_integration_shows_the_api_error_as_a_message(owner):
     assert "Integration not created" in page_text(response)
 
 
+def test_a_failed_integration_create_keeps_what_was_typed_in_its_card(owner, form):
+    response = owner.post("/dashboard/integrations/new", {
+        "type": "EMAIL", "apiKey": "re_secret_typed", "fromEmail": "Forms <f@example.com>",
+        "toEmail": "not an address", "subject": "New <lead>", "autoresponseText": "Thanks!",
+        "autoresponseEmailField": "contact", "formId": str(form.pk),
+    })
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    email_card = html[html.index("Add email notifications"):]
+    email_card = email_card[:email_card.index("</form>")]
+    assert 'value="Forms &lt;f@example.com&gt;"' in email_card
+    assert 'value="not an address"' in email_card
+    assert 'value="New &lt;lead&gt;"' in email_card
+    assert ">Thanks!</textarea>" in email_card
+    assert 'value="contact"' in email_card
+    assert f'<option value="{form.pk}" selected>' in email_card
+    assert "re_secret_typed" not in html  # a password input is typed again, never sent back
+    webhook_card = html[html.index("Add a webhook"):]
+    webhook_card = webhook_card[:webhook_card.index("</form>")]
+    assert "selected" not in webhook_card and 'value="not an address"' not in webhook_card
+
+
+def test_a_failed_webhook_create_keeps_its_address_and_events(owner):
+    response = owner.post("/dashboard/integrations/new", {
+        "type": "WEBHOOK", "url": "http://plain.example.com/hook",
+        "events": ["submission.deleted", "submission.spam"],
+    })
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'value="http://plain.example.com/hook"' in html
+    assert 'value="submission.created">' in html
+    assert 'value="submission.deleted" checked>' in html
+    assert 'value="submission.spam" checked>' in html
+    fresh = owner.get("/dashboard/integrations").content.decode()
+    assert 'value="submission.created" checked>' in fresh
+    assert 'value="submission.deleted">' in fresh
+    assert 'value="email">' in fresh
+
+
 def test_email_integration_from_the_page(owner, form):
     owner.post(
         "/dashboard/integrations/new",

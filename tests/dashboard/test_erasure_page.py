@@ -19,7 +19,7 @@ def test_preview_then_confirm_then_the_receipt(owner, form):
     assert confirmed.status_code == 302
     assert confirmed["Location"] == PAGE
     page = owner.get(PAGE).content.decode()
-    assert "Erased 1 submissions holding ****.com" in page
+    assert "Erased 1 submission holding ****.com" in page
     assert "****.com" in page
     assert '<time datetime="' in page.split("Erasure receipts")[1]  # in the owner's zone, named
     assert Submission.objects.count() == 1

@@ -90,6 +90,35 @@ def test_a_failed_settings_save_keeps_what_was_typed_and_names_fields_as_the_pag
     assert (form.name, form.allowed_origins, form.rate_limit) == ("Contact", [], 10)
 
 
+def test_upload_setting_errors_are_named_and_placed_by_the_input_typed_in(owner, form):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
+        "name": "Contact", "rateLimit": "10", "fileUploads": "on",
+        "maxBytes": "0", "maxFiles": "0", "uploadTypes": "application/pdf\nnot a type",
+    })
+
+    assert response.status_code == 400
+    html = text(response)
+    message = re.search(r'<li class="error">(.*?)</li>', html, re.S).group(1)
+    assert "Keep uploaded files" not in message
+    assert "Largest file (bytes): Ensure this value is greater than or equal to 1." in message
+    assert "Files per submission: Ensure this value is greater than or equal to 1." in message
+    assert "Accepted file types: Each type must be a MIME type" in message
+    # Each message sits right after its own input (and its hint), none under the checkbox.
+    checkbox = html.index('id="fileUploads"')
+    for field in ("maxBytes", "maxFiles", "uploadTypes"):
+        start = html.index(f'id="{field}"')
+        following = html[start:html.index("<label", start)]
+        assert following.count('class="field-error"') == 1, field
+        assert f'<div id="{field}_error">' in following
+    # Django points an input without a hint at "<id>_error": that is its message.
+    assert 'aria-describedby="maxFiles_error"' in html
+    assert 'aria-describedby="maxBytes-hint"' in html  # the hint it has, by its id
+    assert 'class="field-error"' not in html[checkbox:html.index('for="maxBytes"')]
+    assert 'value="0"' in html and "not a type</textarea>" in html
+    form.refresh_from_db()
+    assert form.file_uploads is None
+
+
 def test_a_settings_error_from_the_django_form_is_labelled_too(owner, form):
     response = owner.post(f"/dashboard/forms/{form.pk}/settings",
                           {"name": "Contact", "rateLimit": "ten"})

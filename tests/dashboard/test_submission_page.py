@@ -131,7 +131,8 @@ def test_a_forms_page_lists_the_integrations_that_receive_it(owner, form, user):
                        config={"webhookUrl": "https://discord.com/api/webhooks/1/x"},
                        form_id=str(other.pk))
 
-    html = owner.get(f"/dashboard/forms/{form.pk}/integrations").content.decode().replace("<wbr>", "")
+    page = owner.get(f"/dashboard/forms/{form.pk}/integrations")
+    html = page.content.decode().replace("<wbr>", "")
     section = html[html.index('id="integrations-heading"'):]
 
     assert ('<strong class="token">Webhook to hooks.example.com</strong> '

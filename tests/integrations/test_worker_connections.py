@@ -66,6 +66,7 @@ def test_a_worker_commits_without_waiting_for_the_disk_and_the_web_does_not(db):
     from django.db.backends.signals import connection_created
 
     from config import celery
+    from core.infra import dbtimeouts
 
     web = connections.create_connection("default")
     try:
@@ -78,4 +79,4 @@ def test_a_worker_commits_without_waiting_for_the_disk_and_the_web_does_not(db):
         assert synchronous_commit(worker) == "off"
     finally:
         worker.close()
-        connection_created.disconnect(celery._commit_asynchronously)
+        connection_created.disconnect(dbtimeouts._commit_asynchronously)

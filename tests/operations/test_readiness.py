@@ -195,6 +195,26 @@ def test_redis_is_checked_when_configured(client, beat_alive):
     assert status == 200
 
 
+def test_readyz_is_unavailable_when_redis_does_not_answer(client, beat_alive, settings):
+    from core.infra import redis as redis_client
+
+    # Nothing listens on port 1; the client is made once per process from REDIS_URL.
+    settings.REDIS_URL = "redis://:s3cret@127.0.0.1:1/0"
+    redis_client.client.cache_clear()
+    try:
+        response = client.get("/readyz")
+    finally:
+        redis_client.client.cache_clear()
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unavailable"
+    assert body["checks"]["redis"] == {"ok": False, "error": "ConnectionError"}
+    assert body["checks"]["database"]["ok"] is True
+    assert "s3cret" not in response.content.decode()
+    assert "127.0.0.1" not in response.content.decode()
+
+
 def test_status_prints_the_report_and_exits_non_zero_when_not_ready(db, capsys):
     with pytest.raises(SystemExit) as exited:
         call_command("status")

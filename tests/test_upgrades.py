@@ -1,0 +1,138 @@
+"""Upgrades need no downtime (docs/operating.md, "Upgrades"): a release's migrations run while
+the previous release's code still serves, so they only expand the schema. Dropping or renaming
+a column or table that the previous release reads is a contract step, made a release later
+than the one that stopped reading it, and named in CONTRACT_STEPS."""
+
+from __future__ import annotations
+
+import re
+
+from django.db import connection, migrations, models
+from django.db.migrations.loader import MigrationLoader
+from django.utils import timezone
+
+# Each app's last migration in 1.0.0 (the tree before the changelog opened 1.1.0); apps absent
+# here had none. Raise these at each release, to that release's last migrations.
+RELEASED = {
+    "accounts": "0006_spam_learning",
+    "forms_app": "0007_form_retention_days",
+    "integrations": "0005_autoresponses",
+    "pullapi": "0001_initial",
+    "submissions": "0006_search",
+}
+PROJECT_APPS = {"accounts", "forms_app", "integrations", "pullapi", "submissions", "files",
+                "operations"}
+
+# The allow-list of contract steps: (app, migration) -> why the previous release no longer
+# reads what it drops or renames, e.g.
+#   ("accounts", "0014_drop_failed_attempts"): "unused since 1.1.0; 1.1.0 is the previous
+#   release of the release that ships this",
+CONTRACT_STEPS: dict[tuple[str, str], str] = {}
+
+CONTRACTING = (migrations.RemoveField, migrations.RenameField, migrations.DeleteModel,
+               migrations.RenameModel)
+CONTRACTING_SQL = re.compile(r"\b(DROP\s+(COLUMN|TABLE)|RENAME\s+(COLUMN|TO))\b", re.I)
+
+
+def number(name: str) -> int:
+    return int(name.split("_", 1)[0])
+
+
+def unreleased() -> list[tuple[str, str, migrations.Migration]]:
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    found = []
+    for (app, name), migration in sorted(loader.disk_migrations.items()):
+        if app not in PROJECT_APPS:
+            continue
+        if app in RELEASED and number(name) <= number(RELEASED[app]):
+            continue
+        found.append((app, name, migration))
+    return found
+
+
+def contracting(operation) -> str | None:
+    if isinstance(operation, CONTRACTING):
+        return operation.describe()
+    if isinstance(operation, migrations.RunSQL):
+        sql = operation.sql if isinstance(operation.sql, str) else " ".join(map(str, operation.sql))
+        if CONTRACTING_SQL.search(sql):
+            return f"SQL: {sql[:80]}"
+    return None
+
+
+def released_models() -> set[tuple[str, str]]:
+    """(app, model) of every table the released code has."""
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    state = loader.project_state([(app, name) for app, name in RELEASED.items()])
+    return {(app, model) for app, model in state.models if app in RELEASED}
+
+
+def not_null_without_database_default(operation) -> bool:
+    """A column the previous release's code does not know, and that its inserts leave out: it
+    must be nullable or have a default in the database (Django's ``default`` is only Python's,
+    dropped from the table once the column is added)."""
+    if not isinstance(operation, (migrations.AddField, migrations.AlterField)):
+        return False
+    field = operation.field
+    return not (field.null or field.many_to_many or field.db_default is not models.NOT_PROVIDED)
+
+
+def test_the_released_migrations_are_on_disk():
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    for app, name in RELEASED.items():
+        assert (app, name) in loader.disk_migrations
+
+
+def test_no_unreleased_migration_drops_or_renames_a_column_or_table():
+    offending = []
+    for app, name, migration in unreleased():
+        if (app, name) in CONTRACT_STEPS:
+            continue
+        for operation in migration.operations:
+            what = contracting(operation)
+            if what:
+                offending.append(f"{app}.{name}: {what}")
+    assert offending == [], (
+        "the previous release's code may still read these while the migration runs: keep the "
+        "column (unused, with a db_default) and drop it a release later (CONTRACT_STEPS)")
+
+
+def test_columns_added_to_released_tables_are_nullable_or_have_a_database_default():
+    released = released_models()
+    offending = [
+        f"{app}.{name}: {operation.describe()}"
+        for app, name, migration in unreleased()
+        for operation in migration.operations
+        if (app, operation.model_name_lower if hasattr(operation, "model_name_lower") else "")
+        in released and not_null_without_database_default(operation)
+    ]
+    assert offending == [], "the previous release's inserts would fail: add a db_default"
+
+
+def test_the_check_finds_a_removed_field():
+    removal = migrations.RemoveField(model_name="emailcode", name="failed_attempts")
+    assert contracting(removal)
+    assert contracting(migrations.RunSQL("ALTER TABLE t DROP COLUMN c"))
+    added = migrations.AddField("emailcode", "x", models.IntegerField(db_default=0))
+    assert contracting(added) is None
+
+
+def test_release_1_0_0_code_can_still_write_an_email_code(user):
+    """1.0.0 inserts codes with its own columns only: the columns added since have defaults
+    in the database, and the one it counts wrong tries in is still there."""
+    now = models.DateTimeField().get_db_prep_value(timezone.now(), connection)
+    user_id = type(user)._meta.pk.get_db_prep_value(user.pk, connection)
+    table = connection.ops.quote_name("accounts_emailcode")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (user_id, purpose, code_hash, expires_at, failed_attempts,"
+            " sent_at, send_window_start, sends_in_window) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [user_id, "verify", "0" * 64, now, 0, now, now, 1],
+        )
+        cursor.execute(f"UPDATE {table} SET failed_attempts = failed_attempts + 1")
+
+    from accounts.models import EmailCode
+
+    code = EmailCode.objects.get(user=user)
+    assert code.wrong_tries == {}
+    assert code.requested_by == ""
