@@ -12,6 +12,25 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+def _log_as_django_does(loglevel=None, **_kwargs) -> None:
+    """The worker and beat log through Django's LOGGING, so LOG_FORMAT=json holds for them as
+    for the web processes; the level comes from --loglevel as before. Applied at import too,
+    so what Celery warns before it sets up logging (running as root) is a log line already."""
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    logging.captureWarnings(True)  # as Django's own set-up does: warnings are log lines too
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
+
+
+# Connected, it replaces Celery's own logging set-up.
+signals.setup_logging.connect(_log_as_django_does)
+_log_as_django_does()
+
+
 @signals.task_prerun.connect
 @signals.task_postrun.connect
 def _close_old_connections(sender=None, **_kwargs) -> None:

@@ -26,7 +26,8 @@ def test_defaults_apply_and_the_environment_overrides_them():
                            "edge.worker.Worker"]
     assert default[default.index("--bind") + 1] == "127.0.0.1:8000"
     assert default[default.index("--workers") + 1] == "2"
-    assert default[-2:] == ["--access-logfile", "-"]  # the access log is on in production
+    assert default[-4:-2] == ["--access-logfile", "-"]  # the access log is on in production
+    assert default[-2:] == ["--logger-class", "edge.logs.Logger"]  # LOG_FORMAT=json reaches it
 
     chosen = procfile.command("web", env={"PORT": "18555", "WEB_CONCURRENCY": "3"})
     assert chosen[chosen.index("--bind") + 1] == "127.0.0.1:18555"
@@ -70,7 +71,8 @@ def test_each_unit_runs_its_procfile_line_with_the_defaults_in_its_environment()
     web = procfile.units()["formflow-web.service"]
     assert ("ExecStart=/opt/formflow/.venv/bin/gunicorn config.asgi:application "
             "--worker-class edge.worker.Worker --bind ${BIND_HOST}:${PORT} "
-            "--workers ${WEB_CONCURRENCY} --threads ${WEB_THREADS} --access-logfile -\n") in web
+            "--workers ${WEB_CONCURRENCY} --threads ${WEB_THREADS} --access-logfile - "
+            "--logger-class edge.logs.Logger\n") in web
     assert ('Environment="DATA_DIR=/var/lib/formflow" "BIND_HOST=127.0.0.1" "PORT=8000" '
             '"WEB_CONCURRENCY=2" "WEB_THREADS=4"\n') in web
     # The environment file comes after the defaults, so it overrides them.
