@@ -246,7 +246,7 @@ SPECTACULAR_SETTINGS = {
 # --- Email --------------------------------------------------------------------------------
 EMAIL_HOST = env.optional("EMAIL_HOST")
 if EMAIL_HOST:
-    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_BACKEND = "accounts.smtp.BoundedEmailBackend"  # every send bounded by the wall clock
     EMAIL_PORT = env.integer("EMAIL_PORT", 587)
     EMAIL_HOST_USER = env.string("EMAIL_HOST_USER")
     EMAIL_HOST_PASSWORD = env.string("EMAIL_HOST_PASSWORD")

@@ -10,11 +10,10 @@ from django.db import transaction
 from accounts.models import User
 from core import clock, crypto
 from core.errors import ServiceError, retry_later
-from core.infra import ratelimit
+from core.infra import ratelimit, wallclock
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import kinds, selectors
-from integrations.clients import http as http_client
 from integrations.kinds import google_sheets
 from integrations.models import (
     CREATED,
@@ -172,7 +171,7 @@ def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
     delivery = Delivery.objects.create(
         integration=integration, event_type="integration.test", next_attempt_at=now, queued_at=now
     )
-    with http_client.deadline(TEST_SEND_DEADLINE_SECONDS):
+    with wallclock.deadline(TEST_SEND_DEADLINE_SECONDS):
         result = delivery_run(delivery.pk)
     if result is not None and result.state == DeliveryState.DELIVERED:
         return True, "Test event delivered."

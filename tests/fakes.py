@@ -116,3 +116,69 @@ class Trickle(socketserver.ThreadingTCPServer):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/hook"
+
+
+class SlowRelay(socketserver.ThreadingTCPServer):
+    """A mail relay that sends part of its conversation one byte every 1.5 s, so no recv ever
+    waits long enough for a per-read timeout (EMAIL_TIMEOUT) to trip:
+
+    - ``"data"``: it takes the message whole (``messages`` counts it), then trickles its
+      "250" reply, as a relay slow to queue does;
+    - ``"greeting"``: it trickles its first line;
+    - ``"tls"``: it trickles the start of a TLS handshake (a port-465 relay).
+    """
+
+    daemon_threads = True
+    allow_reuse_address = True
+    # Two lines: a client that has the first line's "250" must still wait for the last.
+    REPLY = b"250-2.0.0 OK: queued as 0123456789ABCDEF0123456789\r\n250 2.0.0 Bye for now\r\n"
+
+    def __init__(self, trickle: str = "data") -> None:
+        self.messages = 0
+        self.trickle = trickle
+        relay = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(handler) -> None:
+                with contextlib.suppress(OSError):  # the client gave up, as it must
+                    relay._converse(handler.request, handler.rfile)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @staticmethod
+    def _drip(sock, data: bytes) -> None:
+        for byte in data:
+            sock.sendall(bytes([byte]))
+            time.sleep(1.5)
+
+    def _converse(self, sock, rfile) -> None:
+        if self.trickle == "tls":
+            sock.recv(65536)  # the client's hello; a handshake record 16 KB long, never whole
+            self._drip(sock, b"\x16\x03\x03\x40\x00" + b"\x02" * 64)
+            return
+        greeting = b"220 relay.example ESMTP\r\n"
+        self._drip(sock, greeting) if self.trickle == "greeting" else sock.sendall(greeting)
+        while line := rfile.readline():
+            verb = line[:4].upper()
+            if verb == b"QUIT":
+                sock.sendall(b"221 bye\r\n")
+                return
+            if verb != b"DATA":
+                sock.sendall(b"250 relay.example\r\n" if verb in (b"EHLO", b"HELO")
+                             else b"250 OK\r\n")
+                continue
+            sock.sendall(b"354 go on\r\n")
+            while (body := rfile.readline()) and body != b".\r\n":
+                pass
+            self.messages += 1
+            self._drip(sock, self.REPLY) if self.trickle == "data" else sock.sendall(b"250 OK\r\n")
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()

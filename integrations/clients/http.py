@@ -9,17 +9,12 @@ cannot reach an internal service, not even with a connection that is closed at o
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-import contextvars
 import functools
-import heapq
 import ipaddress
-import os
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import certifi
 import urllib3
@@ -30,6 +25,8 @@ from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionErro
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util import connection as urllib3_connection
 from urllib3.util import parse_url
+
+from core.infra import wallclock
 
 CONNECT_SECONDS = 5.0
 DEADLINE_SECONDS = 10.0  # the contract: success is a 2xx within 10 s of sending
@@ -123,35 +120,18 @@ class CannotResolve(Exception):
     pass
 
 
-# getaddrinfo has no timeout and cannot be interrupted: it runs in a thread of its own, and the
-# attempt stops waiting for it at the attempt's deadline (the thread ends when the resolver
-# gives up). A few threads are enough: a lookup is milliseconds, or never answers.
 def getaddrinfo(*args, **kwargs) -> list:
     """The resolver (tests fake it here, or socket's own)."""
     return socket.getaddrinfo(*args, **kwargs)
 
 
-_resolvers: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
-
-
-def _resolver_pool() -> concurrent.futures.ThreadPoolExecutor:
-    """This process's lookup threads, made on first use: a pool made before a fork (a
-    prefork worker, a preloading web server) has no threads in the child."""
-    pid = os.getpid()
-    if pid not in _resolvers:
-        _resolvers[pid] = concurrent.futures.ThreadPoolExecutor(
-            max_workers=8, thread_name_prefix="dns")
-    return _resolvers[pid]
-
-
 def resolve(host: str, port: int) -> list:
     """``getaddrinfo`` for a stream socket, waiting at most until the attempt's deadline;
     CannotResolve past it."""
-    lookup = _resolver_pool().submit(getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
-        return lookup.result(timeout=max(0.0, _attempt_left()))
-    except concurrent.futures.TimeoutError:
-        lookup.cancel()
+        return wallclock.in_time(getaddrinfo, host, port, type=socket.SOCK_STREAM,
+                                 default=DEADLINE_SECONDS)
+    except TimeoutError:
         raise CannotResolve(f"cannot resolve {host}: no answer in time") from None
 
 
@@ -166,11 +146,11 @@ class _Pinned:
             try:
                 sock = urllib3_connection.create_connection(
                     (address, self.port),
-                    min(self.timeout, max(0.01, _attempt_left())),
+                    min(self.timeout, max(0.01, wallclock.left(DEADLINE_SECONDS))),
                     source_address=self.source_address,
                     socket_options=self.socket_options,
                 )
-                _watched_socket(sock)  # TLS is set up on it next: the watchdog can cut it
+                wallclock.watch_socket(sock)  # TLS is set up on it next: cut that too
                 return sock
             except TimeoutError as error:
                 raise ConnectTimeoutError(self, f"Connection to {self.host} timed out") from error
@@ -193,9 +173,7 @@ class _Watched:
 
     def _get_conn(self, timeout=None):
         conn = super()._get_conn(timeout)
-        entry = getattr(_in_flight, "entry", None)
-        if entry is not None:
-            entry.conns.append(conn)
+        wallclock.watch_holder(conn)
         return conn
 
 
@@ -218,91 +196,8 @@ class WatchedHTTPSConnectionPool(_Watched, HTTPSConnectionPool):
 # --- A hard bound on every attempt ---------------------------------------------------------
 # urllib3's timeouts are per operation: a read timeout is per recv, so a receiver that sends a
 # byte every few seconds (headers or body) or a TLS handshake that trickles never trips one.
-# Every call is therefore watched: at its deadline one watchdog thread shuts the socket down,
-# and whatever waited on it returns at once. DNS is bounded in resolve(), connect by its
-# timeout cut to what is left.
-_in_flight = threading.local()
-
-
-def _attempt_left() -> float:
-    ends = getattr(_in_flight, "ends", None)
-    return DEADLINE_SECONDS if ends is None else ends - time.monotonic()
-
-
-def _watched_socket(sock: socket.socket) -> None:
-    entry = getattr(_in_flight, "entry", None)
-    if entry is not None:
-        entry.sockets.append(sock)
-
-
-@dataclass(order=True)
-class _Watch:
-    ends: float
-    cut: threading.Event = field(compare=False, default_factory=threading.Event)
-    done: bool = field(compare=False, default=False)
-    sockets: list = field(compare=False, default_factory=list)  # made by this call
-    conns: list = field(compare=False, default_factory=list)  # their sockets read when cut
-
-
-class _Watchdog:
-    """One thread for the process: it sleeps until the nearest deadline, and cuts the
-    sockets of every call still running past its own."""
-
-    def __init__(self) -> None:
-        self.watches: list[_Watch] = []
-        self.wake = threading.Condition()
-        self.thread: threading.Thread | None = None
-
-    def watch(self, ends: float) -> _Watch:
-        entry = _Watch(ends)
-        with self.wake:
-            heapq.heappush(self.watches, entry)
-            if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._run, name="http-watchdog",
-                                               daemon=True)
-                self.thread.start()
-            self.wake.notify()
-        return entry
-
-    def _run(self) -> None:
-        with self.wake:
-            while True:
-                while self.watches and self.watches[0].done:
-                    heapq.heappop(self.watches)
-                if not self.watches:
-                    self.wake.wait()
-                    continue
-                left = self.watches[0].ends - time.monotonic()
-                if left > 0:
-                    self.wake.wait(left)
-                    continue
-                _cut(heapq.heappop(self.watches))
-
-
-def _cut(entry: _Watch) -> None:
-    """Shut the call's sockets down (not close: the calling thread still owns them), so a
-    recv or a handshake blocked on one returns at once."""
-    entry.cut.set()
-    live = [conn.sock for conn in list(entry.conns) if getattr(conn, "sock", None)]
-    for sock in [*list(entry.sockets), *live]:
-        with contextlib.suppress(OSError):
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-
-
-_watchdog = _Watchdog()
-
-
-@contextlib.contextmanager
-def _bounded(seconds: float):
-    """Run a call with a hard bound: past ``seconds`` its socket is shut down. Yields the
-    watch, whose ``cut`` says whether that happened."""
-    entry = _watchdog.watch(time.monotonic() + seconds)
-    _in_flight.ends, _in_flight.entry = entry.ends, entry
-    try:
-        yield entry
-    finally:
-        entry.done = True
-        _in_flight.ends = _in_flight.entry = None
+# Every call therefore runs under core/infra/wallclock.py's watchdog, which shuts its sockets
+# down at the deadline. DNS is bounded in resolve(), connect by its timeout cut to what is left.
 
 
 def new_pool_manager(*, guarded: bool) -> urllib3.PoolManager:
@@ -413,19 +308,6 @@ def _decode(body: bytes, encoding: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
-
-
-@contextlib.contextmanager
-def deadline(seconds: float):
-    """Calls made inside wait at most ``seconds`` for the whole reply (a test send: 5 s)."""
-    token = _deadline.set(seconds)
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
-
-
 @functools.lru_cache(maxsize=1024)
 def _target(url: str) -> tuple[str, str | None, int | None, str]:
     """Scheme, host, port and request target of a URL: parsed once, not on every delivery."""
@@ -436,8 +318,8 @@ def _target(url: str) -> tuple[str, str | None, int | None, str]:
 def post(url: str, *, data: bytes, headers: dict[str, str], guarded: bool = True) -> HttpResult:
     """POST once, ended by the deadline whatever the other side does (DNS, connect, TLS,
     headers, body). Never raises for network trouble: the result says what happened."""
-    budget = _deadline.get() or DEADLINE_SECONDS
-    with _bounded(budget) as watch:
+    budget = wallclock.budget(DEADLINE_SECONDS)
+    with wallclock.bounded(budget) as watch:
         result = _post(url, data, headers, guarded, budget)
     if watch.cut.is_set() and not result.ok:
         return HttpResult(None, f"Timed out after {budget:g} s")
@@ -508,7 +390,7 @@ def call(method: str, url: str, *, body: bytes | None, headers: dict[str, str], 
     for anything short of a whole reply."""
     if budget <= 0:
         raise CallFailed("Timed out: no time left")
-    with _bounded(budget) as watch:
+    with wallclock.bounded(budget) as watch:
         try:
             return _call(method, url, body, headers, budget, limit)
         except (HTTPError, OSError, ValueError, DeadlinePassed, CannotResolve) as error:

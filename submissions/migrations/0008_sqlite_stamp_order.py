@@ -6,7 +6,8 @@ cursor handed out after the first could then pass the second, committed just aft
 SQLite writes one transaction at a time, so a trigger that moves a new stamp to one
 microsecond past the folder's latest (when it is not already past it) makes stamps follow
 commit order. One trigger per folder, so each reads its folder's partial index. PostgreSQL
-keeps microsecond stamps and its own ordering rules (submissions/horizon.py).
+keeps microsecond stamps; on both, the pull API pages by feed position, and the feed's
+sequencer keeps stamps in feed order (submissions/feed.py).
 """
 
 from django.db import migrations

@@ -1,6 +1,7 @@
 """Verification codes leave through Django's email backend; here a real SMTP server."""
 
 import socket
+import time
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -32,7 +33,7 @@ def smtp(settings):
     inbox = Inbox()
     controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
     controller.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_BACKEND = "accounts.smtp.BoundedEmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", controller.port
     settings.EMAIL_USE_TLS = False
     yield inbox
@@ -138,3 +139,85 @@ def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
 
     assert result.successful()
     assert len(calls) == 1
+
+
+# --- Every send is bounded by the wall clock (accounts/smtp.py) -------------------------------
+
+
+@pytest.fixture
+def slow_relay(settings):
+    from tests.fakes import SlowRelay
+
+    relays = []
+
+    def make(trickle: str):
+        relays.append(SlowRelay(trickle))
+        settings.EMAIL_BACKEND = "accounts.smtp.BoundedEmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", relays[-1].port
+        settings.EMAIL_USE_TLS = False
+        settings.EMAIL_USE_SSL = trickle == "tls"
+        settings.EMAIL_TIMEOUT = 10
+        return relays[-1]
+
+    yield make
+    for relay in relays:
+        relay.close()
+
+
+def test_a_signup_against_a_trickling_relay_ends_within_the_bound(api, slow_relay, monkeypatch):
+    """A relay that sends its greeting a byte every 1.5 s: no read ever waits EMAIL_TIMEOUT,
+    but the send ends at 10 s, so the request that sent it (tasks run in the request here)
+    ends well within its 30 s, and the failure is recorded."""
+    from accounts import tasks
+    from accounts.models import MailerStatus
+
+    slow_relay("greeting")
+    monkeypatch.setattr(tasks.send_code_email, "max_retries", 0)
+    monkeypatch.setitem(tasks.send_code_email.app.conf, "task_eager_propagates", False)
+    began = time.monotonic()
+
+    response = sign_up(api, "slow@example.com")
+
+    assert time.monotonic() - began < 10.6
+    assert response.status_code == 201
+    assert "TimeoutError: Timed out after 10 s" in MailerStatus.objects.get().last_error
+
+
+@pytest.mark.parametrize("trickle", ["data", "tls"])
+def test_a_trickling_reply_or_handshake_ends_the_send_at_its_deadline(db, slow_relay, trickle):
+    from accounts import mailer
+    from core.infra import wallclock
+
+    slow_relay(trickle)
+    began = time.monotonic()
+
+    with wallclock.deadline(2), pytest.raises(TimeoutError):
+        mailer.send(subject="Code", body="123456", to="a@example.com")
+
+    assert time.monotonic() - began < 2.5
+
+
+def test_a_name_lookup_that_never_answers_ends_the_send_at_its_deadline(db, settings,
+                                                                        monkeypatch):
+    import threading
+
+    from accounts import mailer
+    from core.infra import wallclock
+
+    never = threading.Event()
+
+    def unanswered(*args, **kwargs):
+        never.wait(30)
+        raise socket.gaierror("no answer")
+
+    settings.EMAIL_BACKEND = "accounts.smtp.BoundedEmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_USE_TLS = "relay.example", 25, False
+    monkeypatch.setattr(socket, "getaddrinfo", unanswered)
+    began = time.monotonic()
+    try:
+        with wallclock.deadline(2), pytest.raises(TimeoutError):
+            mailer.send(subject="Code", body="123456", to="a@example.com")
+    finally:
+        never.set()
+
+    assert time.monotonic() - began < 2.5

@@ -1,6 +1,10 @@
 """Exactly once while workers live (contract, "Exactness under concurrency"): a trickling
-receiver can neither stretch an attempt past its 10 s deadline nor make a fast receiver in the
-same batch get a webhook twice, and a claim that lapsed records nothing."""
+receiver or mail relay can neither stretch an attempt past its 10 s deadline nor make a fast
+receiver in the same batch get a webhook twice, and a claim that lapsed records nothing.
+
+On both setups, but for what only PostgreSQL gives these tests: worker threads over one
+database (the suite's SQLite database is in memory, where a second connection writing at the
+same moment fails at once instead of waiting), and a database clock apart from the host's."""
 
 from __future__ import annotations
 
@@ -14,16 +18,16 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from core.infra import dbclock
+from core.infra import dbclock, wallclock
 from integrations import outbox
 from integrations.clients import http
-from integrations.models import Delivery, DeliveryAttempt, DeliveryState
+from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
 from integrations.services import integration_create
 from integrations.transports import Outcome
 from tests.conftest import add_submission
-from tests.fakes import FakeServer, Reply, Trickle
+from tests.fakes import FakeServer, Reply, SlowRelay, Trickle
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +70,7 @@ def run_workers(stop: threading.Event, errors: list) -> list[threading.Thread]:
     return threads
 
 
+@pytest.mark.postgres
 def test_a_trickling_receiver_beside_a_fast_one_causes_no_duplicate(user, form, allow_private):
     trickle = Trickle()
     with FakeServer(lambda request: Reply(200)) as fast:
@@ -73,18 +78,7 @@ def test_a_trickling_receiver_beside_a_fast_one_causes_no_duplicate(user, form, 
         slow = integration_create(owner=user, type="WEBHOOK", config={"url": trickle.url})
         for n in range(3):
             add_submission(form, {"n": str(n)})
-        stop, errors = threading.Event(), []
-        began = time.monotonic()
-        threads = run_workers(stop, errors)
-        try:
-            while not DeliveryAttempt.objects.filter(delivery__integration=slow).exists():
-                assert time.monotonic() - began < 30, "the slow attempt never ended"
-                time.sleep(0.1)
-            time.sleep(1)  # what a second worker or the sweeper would do next, it does now
-        finally:
-            stop.set()
-            for thread in threads:
-                thread.join()
+        errors = work_until_attempted(slow, time.monotonic())
         trickle.shutdown()
         trickle.server_close()
 
@@ -98,6 +92,87 @@ def test_a_trickling_receiver_beside_a_fast_one_causes_no_duplicate(user, form, 
     assert Delivery.objects.filter(integration=slow, state=DeliveryState.DELIVERED).count() == 0
 
 
+def work_until_attempted(integration, began: float) -> list:
+    """Two workers and the sweeper run until ``integration`` has an attempt recorded (at most
+    30 s), and one second more: what a second worker or the sweeper would do next, it does."""
+    stop, errors = threading.Event(), []
+    threads = run_workers(stop, errors)
+    try:
+        while not DeliveryAttempt.objects.filter(delivery__integration=integration).exists():
+            assert time.monotonic() - began < 30, ("the slow attempt never ended", errors, list(
+                Delivery.objects.values_list("state", "attempts", "lease_until", "last_error")))
+            time.sleep(0.1)
+        time.sleep(1)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    return errors
+
+
+@pytest.fixture
+def slow_relay(settings):
+    relay = SlowRelay("data")
+    settings.EMAIL_BACKEND = "accounts.smtp.BoundedEmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", relay.port
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.EMAIL_TIMEOUT = 10
+    settings.DELIVERY_RETRY_DELAYS = [300]
+    yield relay
+    relay.close()
+
+
+@pytest.mark.postgres
+def test_a_trickling_mail_relay_sends_no_second_email(user, allow_private, slow_relay):
+    """The owner's notification goes to a relay that takes the message and then answers a
+    byte every 1.5 s: the attempt ends at its 10 s deadline and is retried later, the lease
+    never lapses under it, so no second worker sends the email again meanwhile, and the fast
+    webhook in the same batch is sent once."""
+    from forms_app.services import form_create
+
+    mailed = form_create(owner=user, name="Mailed", notify_owner=True)
+    owner_email = Integration.objects.get(form=mailed, type="OWNER_EMAIL")
+    with FakeServer(lambda request: Reply(200)) as fast:
+        integration_create(owner=user, type="WEBHOOK", config={"url": f"{fast.url}/hook"})
+        add_submission(mailed, {"n": "1"})
+        errors = work_until_attempted(owner_email, time.monotonic())
+
+    assert errors == []
+    assert slow_relay.messages == 1
+    assert len(fast.requests) == 1
+    [attempt] = DeliveryAttempt.objects.filter(delivery__integration=owner_email)
+    assert not attempt.succeeded and attempt.duration_ms < 10_600
+    assert attempt.error == "Email not sent: TimeoutError: Timed out after 10 s"
+    delivery = Delivery.objects.get(integration=owner_email)
+    assert delivery.state == DeliveryState.PENDING and delivery.attempts == 1
+
+
+@pytest.mark.parametrize("destination", ["webhook", "owner email"])
+def test_a_trickling_destination_ends_the_attempt_at_its_deadline(user, allow_private,
+                                                                 slow_relay, destination):
+    """One worker, one attempt: it ends at its 10 s deadline (half the lease), is recorded as
+    a retry, and a second claim finds nothing to send."""
+    from forms_app.services import form_create
+
+    trickle = Trickle()
+    mailed = form_create(owner=user, name="Mailed", notify_owner=destination == "owner email")
+    if destination == "webhook":
+        integration_create(owner=user, type="WEBHOOK", config={"url": trickle.url})
+    add_submission(mailed, {"n": "1"})
+    claim = outbox.deliveries_claim_batch(10)
+    began = time.monotonic()
+
+    outbox.deliveries_attempt(claim)
+
+    assert time.monotonic() - began < 10.6
+    trickle.shutdown()
+    trickle.server_close()
+    delivery = Delivery.objects.get()
+    assert delivery.state == DeliveryState.PENDING and "Timed out after 10 s" in delivery.last_error
+    assert not outbox.deliveries_claim_batch(10)  # nothing for a second worker to send
+    assert trickle.served + slow_relay.messages == 1
+
+
 def test_dns_that_never_answers_ends_the_attempt_at_its_deadline(monkeypatch):
     never = threading.Event()
 
@@ -107,7 +182,7 @@ def test_dns_that_never_answers_ends_the_attempt_at_its_deadline(monkeypatch):
 
     monkeypatch.setattr(http, "getaddrinfo", unanswered)
     began = time.monotonic()
-    with http.deadline(2):
+    with wallclock.deadline(2):
         result = http.post("https://hooks.example.com/x", data=b"{}", headers={})
     never.set()
 
@@ -137,6 +212,7 @@ def test_a_lapsed_claim_records_nothing(user, form):
     assert uuid.UUID(str(Delivery.objects.get().claim)) == second.token
 
 
+@pytest.mark.postgres
 def test_lease_times_come_from_the_database_clock(user, form, monkeypatch):
     from django.utils import timezone
 
@@ -159,6 +235,38 @@ def test_lease_times_come_from_the_database_clock(user, form, monkeypatch):
 
     lease_until = Delivery.objects.get().lease_until
     assert abs(lease_until - (database_now + outbox.BATCH_LEASE)) < timedelta(seconds=2)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("host_ahead", [3600, -3600])
+def test_retry_times_come_from_the_database_clock(user, form, allow_private, monkeypatch,
+                                                 settings, host_ahead):
+    """A worker whose clock is an hour ahead (or behind) sets a failed delivery's next attempt
+    by the database's clock: the first retry delay (300 s here) after the database's now."""
+    from django.utils import timezone
+
+    from core import clock
+
+    settings.DELIVERY_RETRY_DELAYS = [300]
+    real_now = timezone.now
+    monkeypatch.setattr(clock, "now", lambda: real_now() + timedelta(seconds=host_ahead))
+    monkeypatch.setattr(timezone, "now", lambda: real_now() + timedelta(seconds=host_ahead))
+    dbclock.forget()
+    try:
+        with FakeServer(lambda request: Reply(500)) as failing:
+            integration_create(owner=user, type="WEBHOOK", config={"url": f"{failing.url}/x"})
+            add_submission(form, {"n": "1"})
+            outbox.deliveries_attempt(outbox.deliveries_claim_batch(10))
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT now()")
+            (database_now,) = cursor.fetchone()
+    finally:
+        dbclock.forget()
+
+    delivery = Delivery.objects.get()
+    assert delivery.state == DeliveryState.PENDING and delivery.last_error == "HTTP 500"
+    wait = (delivery.next_attempt_at - database_now).total_seconds()
+    assert 300 - 5 < wait < 330 + 5  # the delay and its jitter, from the database's now
 
 
 def test_a_soft_time_limit_ends_the_batch_and_records_nothing(user, form, monkeypatch):
