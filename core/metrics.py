@@ -10,7 +10,26 @@ knows at any moment (the outbox's backlog) is read at scrape time instead
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+import os
+import re
+import socket
+
+from prometheus_client import Counter, Histogram, values
+
+
+def process_identifier() -> str:
+    """The machine's name and the process id, as each process's file name: containers of one
+    compose project share the folder (one volume) and each numbers its processes from 1, so a
+    pid alone would have two live processes write one file. No underscore: the collector
+    splits file names on it."""
+    host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname()) or "host"
+    return f"{host}-{os.getpid()}"
+
+
+# Chosen before the first metric is made (prometheus-client reads it then); only in
+# multiprocess mode, which settings switch on by setting PROMETHEUS_MULTIPROC_DIR.
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    values.ValueClass = values.MultiProcessValue(process_identifier)
 
 submissions = Counter(
     "formflow_submissions",

@@ -3,6 +3,7 @@
 import multiprocessing
 import os
 import re
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -127,3 +128,23 @@ def test_counts_of_other_processes_are_added_up(client, token):
 
     assert process.exitcode == 0 and os.environ["PROMETHEUS_MULTIPROC_DIR"]
     assert after - before == 2
+
+
+def test_each_machines_processes_count_in_files_of_their_own(client, token, monkeypatch):
+    """Containers sharing one metrics volume each number their processes from 1: the file
+    names carry the machine's name too, so two live processes never write one file."""
+    import socket
+
+    from django.conf import settings
+
+    from core import metrics
+
+    metrics.submission("inbox")  # this process's file exists from its first count
+    mine = metrics.process_identifier()
+    assert (Path(settings.METRICS_DIR) / f"counter_{mine}.db").exists()
+
+    monkeypatch.setattr(os, "getpid", lambda: 7)
+    monkeypatch.setattr(socket, "gethostname", lambda: "web_1")
+    first = metrics.process_identifier()
+    monkeypatch.setattr(socket, "gethostname", lambda: "worker_1")
+    assert (first, metrics.process_identifier()) == ("web-1-7", "worker-1-7")
