@@ -6,20 +6,17 @@ form and in the address that verifies it (``*_VERIFY_URL``).
 
 TIMEOUT_SECONDS bounds the whole call by the wall clock: name resolution, connect, TLS, the
 headers and the body, however slowly the provider sends them (a byte every 1.5 s never trips a
-per-read timeout). The call runs on a worker thread; past the bound the request answers 422 at
-once and the worker's socket is shut, so the worker ends too (a name lookup still running ends
-on its own resolver timeout, with nothing waiting on it).
+per-read timeout). The call runs under core/infra/wallclock.py, as every outbound call does:
+past the bound its socket is shut down and the request answers 422 at once; a name lookup is
+waited for only until the bound (it ends on its own resolver timeout, with nothing waiting on
+it).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import socket
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as Timeout
 from typing import NamedTuple
 
 import certifi
@@ -27,6 +24,9 @@ import urllib3
 from django.conf import settings
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.util import connection as urllib3_connection
+
+from core.infra import wallclock
 
 logger = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 5
@@ -57,75 +57,65 @@ def verify(*, provider: str, secret: str, token: str, remote_ip: str) -> bool:
     if not token:
         return False
     url = getattr(settings, PROVIDERS[provider].verify_url_setting)
-    call = _Call(url, {"secret": secret, "response": token, "remoteip": remote_ip})
-    running = _workers.submit(call.run)
-    try:
-        return running.result(timeout=TIMEOUT_SECONDS)
-    except Timeout:
-        call.abort()
-        logger.warning("%s verification took over %ss: failed", provider, TIMEOUT_SECONDS)
-        return False
-    except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as error:
-        logger.warning("%s verification failed: %s", provider, error)
-        return False
-
-
-# Calls past their bound still hold a worker until their socket is shut; a bounded pool
-# keeps a burst of them from holding more.
-_workers = ThreadPoolExecutor(max_workers=16, thread_name_prefix="captcha")
-_current = threading.local()
-
-
-class _Call:
-    """One verification, and the sockets it opened, to shut them when it is given up."""
-
-    def __init__(self, url: str, fields: dict[str, str]) -> None:
-        self.url, self.fields = url, fields
-        self.sockets: list[socket.socket] = []
-        self.abandoned = threading.Event()
-
-    def run(self) -> bool:
-        _current.call = self
+    fields = {"secret": secret, "response": token, "remoteip": remote_ip}
+    with wallclock.bounded(TIMEOUT_SECONDS) as watch:
         try:
-            manager = urllib3.PoolManager(num_pools=1, maxsize=1, retries=False,
-                                          ca_certs=certifi.where())
-            manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
-            response = manager.request(
-                "POST", self.url, fields=self.fields, encode_multipart=False,
-                timeout=urllib3.Timeout(total=TIMEOUT_SECONDS), redirect=False,
-            )
-            manager.clear()
-        finally:
-            _current.call = None
-        if not 200 <= response.status < 300:
+            return _ask(url, fields)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as error:
+            if watch.cut.is_set() or isinstance(error, TimeoutError):
+                logger.warning("%s verification took over %ss: failed", provider,
+                               TIMEOUT_SECONDS)
+            else:
+                logger.warning("%s verification failed: %s", provider, error)
             return False
-        return json.loads(response.data).get("success") is True
-
-    def opened(self, sock: socket.socket) -> None:
-        self.sockets.append(sock)
-        if self.abandoned.is_set():
-            self.abort()
-
-    def abort(self) -> None:
-        self.abandoned.set()
-        for sock in self.sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
 
 
-class _Tracked:
-    def connect(self) -> None:
-        super().connect()  # type: ignore[misc]
-        call = getattr(_current, "call", None)
-        if call is not None:
-            call.opened(self.sock)  # type: ignore[attr-defined]
+def _ask(url: str, fields: dict[str, str]) -> bool:
+    manager = urllib3.PoolManager(num_pools=1, maxsize=1, retries=False,
+                                  ca_certs=certifi.where())
+    manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+    try:
+        response = manager.request(
+            "POST", url, fields=fields, encode_multipart=False,
+            timeout=urllib3.Timeout(total=TIMEOUT_SECONDS), redirect=False,
+        )
+    finally:
+        manager.clear()
+    if not 200 <= response.status < 300:
+        return False
+    return json.loads(response.data).get("success") is True
 
 
-class _HTTPConnection(_Tracked, HTTPConnection):
+class _Watched:
+    """A connection whose name lookup waits no longer than the call has left (urllib3's own
+    has no timeout), and whose socket the watchdog shuts down at the deadline, TLS on it
+    included."""
+
+    def _new_conn(self) -> socket.socket:
+        host, port = self._dns_host, self.port  # type: ignore[attr-defined]
+        infos = wallclock.in_time(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM,
+                                  default=TIMEOUT_SECONDS)
+        error: OSError = OSError(f"cannot resolve {host}")
+        for *_, address in infos:
+            try:
+                sock = urllib3_connection.create_connection(
+                    (str(address[0]), port), max(0.01, wallclock.left(TIMEOUT_SECONDS)),
+                    source_address=self.source_address,  # type: ignore[attr-defined]
+                    socket_options=self.socket_options,  # type: ignore[attr-defined]
+                )
+            except OSError as failed:
+                error = failed
+                continue
+            wallclock.watch_socket(sock)
+            return sock
+        raise error
+
+
+class _HTTPConnection(_Watched, HTTPConnection):
     pass
 
 
-class _HTTPSConnection(_Tracked, HTTPSConnection):
+class _HTTPSConnection(_Watched, HTTPSConnection):
     pass
 
 

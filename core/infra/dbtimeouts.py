@@ -28,15 +28,29 @@ written by the web processes, keep waiting for the disk.
 With PgBouncer in transaction mode a session setting would leak to other clients: set
 DATABASE_SESSION_TIMEOUTS=false and put the same settings on the database role (``ALTER ROLE
 formflow SET lock_timeout = '5s'`` ...).
+
+SQLite (the embedded setup) has one write lock for the whole file, and a connection waits for
+it as long as its busy timeout (20 s in the settings, which workers and commands keep). A web
+request's statements wait at most SQLITE_BUSY_TIMEOUT each, and none waits past
+REQUEST_WAITS_END into the request: a keyed submission runs several write transactions, and
+their waits must add up to less than 30 s with a CAPTCHA's 5 s and the answer still to come.
+The wait is SQLite's own busy timeout (``PRAGMA busy_timeout``), which covers the ``BEGIN
+IMMEDIATE`` that starts each transaction too; it is set again before a statement whenever the
+time left in the request is shorter. A statement that meets the lock past that gives up with
+"database is locked", the same 503 as above.
 """
 
 from __future__ import annotations
 
+import contextvars
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.core.signals import request_finished, request_started
+from django.db import connection, connections, transaction
 from django.db.backends.signals import connection_created
 
 LOCK_TIMEOUT = "5s"
@@ -45,6 +59,10 @@ IDLE_IN_TRANSACTION = "30s"
 WORKER_LOCK_TIMEOUT = "10s"
 WORKER_STATEMENT_TIMEOUT = "60s"  # CELERY_TASK_SOFT_TIME_LIMIT
 WORKER_IDLE_IN_TRANSACTION = "60s"
+SQLITE_BUSY_TIMEOUT = 5.0  # seconds a web statement waits for SQLite's write lock
+# Seconds into a request after which no statement waits for the lock: a CAPTCHA (5 s) and the
+# answer still fit in the contract's 30 s.
+REQUEST_WAITS_END = 20.0
 
 BOUNDS_SQL = (
     "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false),"
@@ -59,6 +77,7 @@ LIFTED_SQL = (
 def bound_web_sessions() -> None:
     """Called once by the web entry point: every session it opens is bounded."""
     _bound_sessions([LOCK_TIMEOUT, STATEMENT_TIMEOUT, IDLE_IN_TRANSACTION])
+    _bound_sqlite_waits()
 
 
 def bound_worker_sessions() -> None:
@@ -79,9 +98,16 @@ def _commit_asynchronously(sender, connection, **_kwargs) -> None:
 
 def unbind_sessions() -> None:
     connection_created.disconnect(dispatch_uid=DISPATCH_UID)
+    connection_created.disconnect(dispatch_uid=SQLITE_DISPATCH_UID)
+    request_started.disconnect(dispatch_uid=SQLITE_DISPATCH_UID)
+    request_finished.disconnect(dispatch_uid=SQLITE_DISPATCH_UID)
+    for opened in connections.all(initialized_only=True):
+        if _wait_for_lock in opened.execute_wrappers:
+            opened.execute_wrappers.remove(_wait_for_lock)
 
 
 DISPATCH_UID = "formflow-db-bounds"
+SQLITE_DISPATCH_UID = "formflow-sqlite-bounds"
 
 
 def _bound_sessions(bounds: list[str]) -> None:
@@ -94,6 +120,59 @@ def _bound_sessions(bounds: list[str]) -> None:
                 cursor.execute(BOUNDS_SQL, bounds)
 
     connection_created.connect(bound, weak=False, dispatch_uid=DISPATCH_UID)
+
+
+# --- SQLite: the wait for the write lock, bounded by the request's deadline ------------------
+_request_began: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "request_began", default=None)
+
+
+def _bound_sqlite_waits() -> None:
+    connection_created.connect(_bound_sqlite, weak=False, dispatch_uid=SQLITE_DISPATCH_UID)
+    request_started.connect(_began, weak=False, dispatch_uid=SQLITE_DISPATCH_UID)
+    request_finished.connect(_ended, weak=False, dispatch_uid=SQLITE_DISPATCH_UID)
+
+
+def _began(**_kwargs: Any) -> None:
+    _request_began.set(time.monotonic())
+
+
+def _ended(**_kwargs: Any) -> None:
+    _request_began.set(None)
+
+
+def _bound_sqlite(sender, connection, **_kwargs) -> None:
+    if connection.vendor != "sqlite":
+        return
+    _set_busy_timeout(connection, _busy_milliseconds())
+    # First in the list: Django's execute_wrapper() pops the last one when its block ends.
+    if _wait_for_lock not in connection.execute_wrappers:
+        connection.execute_wrappers.insert(0, _wait_for_lock)
+
+
+def _wait_for_lock(execute, sql, params, many, context):
+    """Before each statement (``BEGIN IMMEDIATE`` included): the wait for the lock, cut to
+    what the request has left."""
+    wanted = _busy_milliseconds()
+    db = context["connection"]
+    if getattr(db, "formflow_busy", None) != (db.connection, wanted):
+        _set_busy_timeout(db, wanted)
+    return execute(sql, params, many, context)
+
+
+def _busy_milliseconds() -> int:
+    """SQLITE_BUSY_TIMEOUT, or less when the request has less left before REQUEST_WAITS_END
+    (in steps of 100 ms, so the last seconds do not reset it before every statement)."""
+    began = _request_began.get()
+    wait = SQLITE_BUSY_TIMEOUT
+    if began is not None:
+        wait = min(wait, began + REQUEST_WAITS_END - time.monotonic())
+    return max(0, int(wait * 10)) * 100
+
+
+def _set_busy_timeout(db, milliseconds: int) -> None:
+    db.connection.execute(f"PRAGMA busy_timeout = {int(milliseconds)}")
+    db.formflow_busy = (db.connection, milliseconds)
 
 
 @contextmanager

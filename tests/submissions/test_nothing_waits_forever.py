@@ -204,3 +204,96 @@ def test_a_stuck_lock_ends_the_request_with_a_503_in_the_contracts_shape(form,
     assert response.status_code == 503
     assert response.json()["error"] == "service_unavailable"
     assert took < 30
+
+
+@pytest.fixture
+def sqlite_file(form, tmp_path, bounded_sessions):
+    """The test database copied to a file, as the embedded setup keeps it, for this thread's
+    requests. The in-memory test database shares one cache between its connections, where a
+    held lock fails a second writer at once instead of making it wait, as a file does."""
+    import sqlite3
+
+    from django.db import connections
+
+    memory = connections["default"]
+    memory.ensure_connection()
+    path = tmp_path / "db.sqlite3"
+    with sqlite3.connect(path) as copy:
+        memory.connection.backup(copy)
+        copy.execute("PRAGMA journal_mode=WAL")  # as the settings open it
+    on_file = memory.__class__({**memory.settings_dict, "NAME": str(path)}, "default")
+    connections["default"] = on_file
+    try:
+        yield path
+    finally:
+        on_file.close()
+        connections["default"] = memory
+
+
+@contextmanager
+def write_lock_held(path):
+    """Another process's connection holds SQLite's write lock for as long as the block runs
+    (for ever, as far as the request inside can tell)."""
+    import sqlite3
+
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+SERVICE_UNAVAILABLE = {
+    "success": False,
+    "error": "service_unavailable",
+    "message": "The service is briefly unavailable. Please try again shortly.",
+}
+
+
+def timed_submit(form, **extra):
+    from django.test import Client
+
+    started = time.monotonic()
+    response = Client().post(f"/api/v1/f/{form.slug}", {"name": "Ada"},
+                             content_type="application/json", **extra)
+    return response, time.monotonic() - started
+
+
+@pytest.mark.sqlite
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("extra", [{}, {"HTTP_IDEMPOTENCY_KEY": "k-1"}], ids=["plain", "keyed"])
+def test_a_held_sqlite_write_lock_ends_the_request_with_a_503(form, sqlite_file, extra):
+    """The settings let a statement wait 20 s for the lock, and a keyed submission runs
+    several: a web request waits at most 5 s a statement, and answers the contract's 503."""
+    from core.infra import dbtimeouts
+
+    with write_lock_held(sqlite_file):
+        response, took = timed_submit(form, **extra)
+        assert (response.status_code, response.json()) == (503, SERVICE_UNAVAILABLE)
+        assert response["Retry-After"] == "5"
+        # The first statement that waits gives up, and the request with it.
+        assert dbtimeouts.SQLITE_BUSY_TIMEOUT <= took < dbtimeouts.SQLITE_BUSY_TIMEOUT + 2
+    assert not Submission.objects.exists()
+    assert not IdempotencyKey.objects.exists()
+
+    response, _ = timed_submit(form, **extra)
+
+    assert response.status_code == 200
+    assert Submission.objects.count() == 1
+
+
+@pytest.mark.sqlite
+@pytest.mark.django_db(transaction=True)
+def test_no_sqlite_wait_runs_past_the_requests_own_deadline(form, sqlite_file, monkeypatch):
+    """Each statement's wait is cut to what the request has left, so waits never add up past
+    the bound however many statements wait in turn."""
+    from core.infra import dbtimeouts
+
+    monkeypatch.setattr(dbtimeouts, "REQUEST_WAITS_END", 1.0)
+    with write_lock_held(sqlite_file):
+        response, took = timed_submit(form, HTTP_IDEMPOTENCY_KEY="k-2")
+
+    assert response.status_code == 503
+    assert took < 2
