@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -92,14 +96,36 @@ def record(user_id, month: date, generation: int | None = None) -> None:
             raise Fenced()
 
 
-def seed(user_id, month: date, *, reset: bool = False) -> tuple[int, int]:
-    """Move the month's generation on, for a Redis counter about to be seeded: a submission
-    admitted under an older one is not stored from now on. Answers the new generation and the
-    count recorded under it (zero after an operator's ``reset``, which zeroes the record).
+@dataclass
+class LockedMonth:
+    """One account's month with every usage shard locked: its generation and recorded count."""
 
-    Each of the month's shards is made if missing, then all are locked in shard order (so two
-    seedings never deadlock; a submission holds one shard at most), which waits for every
-    submission being stored on them: the count read under the locks includes those."""
+    user_id: Any
+    month: date
+    generation: int
+    recorded: int
+
+    def move_on(self, past: int = 0, *, reset: bool = False) -> int:
+        """Move the generation past the record's and ``past`` (the highest a counter was
+        seeded under): a submission admitted under an older one is not stored from now on.
+        ``reset``: zero the record too (an operator's action)."""
+        self.generation = max(self.generation, past) + 1
+        rows = UsageShard.objects.filter(user_id=self.user_id, month=self.month)
+        rows.update(generation=self.generation, **({"count": 0} if reset else {}))
+        if reset:
+            self.recorded = 0
+        return self.generation
+
+
+@contextmanager
+def month_locked(user_id, month: date) -> Iterator[LockedMonth]:
+    """A transaction holding all the month's shards, for a Redis counter to be seeded from the
+    record (submissions/admission.py): the counter is set before the locks go, so a submission
+    admitted under it and storing meanwhile waits for them and then finds its generation.
+
+    Each shard is made if missing, then all are locked in shard order, so two seedings never
+    deadlock (a submission holds one shard at most). The locks wait for every submission being
+    stored on them: the count read under them includes those."""
     with transaction.atomic():
         UsageShard.objects.bulk_create(
             [UsageShard(user_id=user_id, month=month, shard=n) for n in range(SHARDS)],
@@ -108,13 +134,5 @@ def seed(user_id, month: date, *, reset: bool = False) -> tuple[int, int]:
         rows = UsageShard.objects.filter(user_id=user_id, month=month)
         locked = list(rows.select_for_update().order_by("shard").values_list("generation",
                                                                              "count"))
-        generation = max(held for held, _ in locked) + 1
-        rows.update(generation=generation, **({"count": 0} if reset else {}))
-    return generation, 0 if reset else sum(count for _, count in locked)
-
-
-def reset(user: User) -> int:
-    """Give the account its whole monthly limit back (an operator's action): the record, under
-    a new generation, which it answers. The Redis counter follows through
-    submissions/admission.py's ``reset``."""
-    return seed(user.pk, current_month(), reset=True)[0]
+        yield LockedMonth(user_id, month, generation=max(held for held, _ in locked),
+                          recorded=sum(count for _, count in locked))

@@ -230,13 +230,17 @@ def recount(user_id, month: date) -> None:
         _stale_quotas.add((user_id, month))
 
 
-def reset(user_id, month: date, generation: int) -> None:
-    """After an operator's reset of the record (moved to ``generation``): the counter is what
-    is live and not stored, exactly. A request admitted before is fenced off when it stores,
-    and admitted again under this counter."""
+def reset(user_id, month: date) -> None:
+    """An operator's reset: the record back to zero under a new generation, and the counter to
+    what is live and not stored, exactly. A request admitted before is fenced off when it
+    stores, and admitted again under this counter."""
     client = redis.client()
-    if client is not None:
-        _publish(client, user_id, month, generation, recorded=0)
+    with quota.month_locked(user_id, month) as record:
+        if client is None:
+            record.move_on(reset=True)
+            return
+        record.move_on(_counter_in_redis(client, user_id, month)[1], reset=True)
+        _publish(client, user_id, month, record.generation, recorded=0)
 
 
 def _recount(client, user_id, month: date) -> int:
@@ -251,10 +255,24 @@ def _recount(client, user_id, month: date) -> int:
 
 
 def _seed(client, user_id, month: date) -> None:
-    """A missing counter (or one the record has moved past): the record first moves to a new
-    generation and is read under it; from then on nothing admitted before can store."""
-    generation, recorded = quota.seed(user_id, month)
-    _publish(client, user_id, month, generation, recorded)
+    """A missing counter (or one the record has moved past): the record moves to a new
+    generation and is read under it, and the counter is set while the record is locked; from
+    then on nothing admitted before can store. Requests that found no counter at the same
+    moment queue on the record's locks; the first seeds, and the others find its counter and
+    leave it be (each seeding would fence off what the one before admitted)."""
+    with quota.month_locked(user_id, month) as record:
+        seeded, generation = _counter_in_redis(client, user_id, month)
+        if seeded and generation == record.generation:
+            return
+        record.move_on(generation)
+        _publish(client, user_id, month, record.generation, record.recorded)
+
+
+def _counter_in_redis(client, user_id, month: date) -> tuple[bool, int]:
+    """Whether the counter is there, and the generation beside it (0: none)."""
+    keys = _quota_keys(user_id, month)
+    used, generation = client.mget(keys[0], keys[2])
+    return used is not None, int(generation or 0)
 
 
 def _publish(client, user_id, month: date, generation: int, recorded: int) -> None:

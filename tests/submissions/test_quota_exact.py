@@ -319,7 +319,7 @@ def test_a_seeding_waits_for_a_submission_being_stored(form, user):
     month's shards waits for it, so the count it reads includes it, and the generation it
     hands out fences off anything admitted before."""
     month = current_month()
-    generation, recorded = quota.seed(user.pk, month)
+    generation, recorded = seed_in_own_session(user, month)
     seeded: list[tuple[int, int]] = []
     with transaction.atomic():
         quota.record(user.pk, month, generation)  # the store, holding its shard
@@ -336,7 +336,9 @@ def test_a_seeding_waits_for_a_submission_being_stored(form, user):
 
 
 def seed_in_own_session(user, month) -> tuple[int, int]:
+    """What a seeding does to the record: the generation moved on, the count read."""
     try:
-        return quota.seed(user.pk, month)
+        with quota.month_locked(user.pk, month) as record:
+            return record.move_on(), record.recorded
     finally:
         connection.close()
