@@ -55,7 +55,9 @@ RATE_WINDOW_SECONDS = 60
 # KEYS: rate counter, quota counter, the quota's live reservations, the quota's generation,
 # the version tokens of the form and of its owner, and the submission's fingerprint for the
 # spam filter's duplicate check (or none). ARGV: rate limit, window seconds, monthly limit,
-# whether to count the rate (not when retrying after seeding the quota), seconds a fingerprint
+# whether to count the rate ('1'; '-1' when retrying after seeding the quota: counted by the
+# first call, and given back if the form is found stale, for the run on a fresh read counts
+# it again), seconds a fingerprint
 # is kept, whether the form is a kept copy, the tokens it was read under, the reservation's
 # id, how long it is held, how long the reservations' set is kept, and a generation the
 # database has moved past (or ''): a counter still at it is as good as none.
@@ -65,6 +67,7 @@ RATE_WINDOW_SECONDS = 60
 GATE = """
 if ARGV[6] == '1' and (redis.call('GET', KEYS[5]) ~= ARGV[7]
                        or redis.call('GET', KEYS[6]) ~= ARGV[8]) then
+  if ARGV[4] == '-1' and redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end
   return {5, 0}
 end
 if ARGV[4] == '1' then
@@ -219,7 +222,8 @@ _unreleased: list[tuple[object, date, str]] = []
 def recount(user_id, month: date) -> None:
     """After a count made outside admission (a rescue from the spam folder, an outage):
     raise the Redis counter to the record plus the live reservations. Never lowered, never
-    deleted: a request admitted before still gives back only what it holds."""
+    deleted: a request admitted before still gives back only what it holds. Never created
+    either: a missing counter is seeded by the next admission, under a new generation."""
     client = redis.client()
     if client is None:
         return
@@ -365,8 +369,8 @@ def readmit(ticket: Ticket) -> None:
 
 def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Ticket:
     """GATE with its rate limit, form versions and duplicate check off: the quota alone.
-    ``fenced``: the generation the record has moved past; a counter still at it (a seeding
-    that died before reaching Redis) is seeded again."""
+    ``fenced``: the generation the record has moved past; a counter still at it (set by a
+    seeding whose transaction then failed to commit) is seeded again."""
     user_id, month = ticket.user_id, ticket.month
     quota_key = quota.redis_key(user_id, month)
     keys = [f"{quota_key}:no-rate", quota_key, held_key(user_id, month),
@@ -404,7 +408,7 @@ def _admit_in_redis(
     answer, generation = gate(keys=keys, args=args)
     if answer == NOT_SEEDED:
         _seed(client, owner.pk, ticket.month)
-        args[3] = 0
+        args[3] = -1  # counted already
         answer, generation = gate(keys=keys, args=args)
     if answer == STALE:  # checked last: the form may have changed while the quota was seeded
         raise form_cache.Stale
