@@ -118,12 +118,17 @@ class UsageShard(models.Model):
     The count is the sum of the month's shards. Each submission adds one to a shard picked at
     random, inside its own transaction: concurrent submissions of one account then rarely wait
     for the same row, where a single counter row would make them commit one at a time.
+
+    ``generation`` fences the Redis counter (submissions/admission.py): all of a month's
+    shards carry the generation of the counter last seeded from them, and a submission
+    admitted under another one is not stored.
     """
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="usage_shards")
     month = models.DateField()
     shard = models.PositiveSmallIntegerField()
     count = models.PositiveIntegerField(default=0)
+    generation = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [

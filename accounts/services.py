@@ -447,13 +447,13 @@ def user_update_profile(
 
 
 def usage_reset(*, user: User) -> None:
-    from accounts import quota
     from accounts.models import current_month
     from submissions import admission
 
-    quota.reset(user)
-    # The counter becomes the requests still running, exactly: never deleted, so one of them
-    # giving its reservation back cannot take it below zero.
+    # The record back to zero under a new generation, and the counter to the requests still
+    # running and not stored, exactly: never deleted, so one of them giving its reservation
+    # back cannot take it below zero; one of them that stores is fenced off by the new
+    # generation and admitted again under this counter.
     admission.reset(user.pk, current_month())
 
 

@@ -56,13 +56,15 @@ REQUEUE_AFTER = timedelta(minutes=5)
 
 
 def deliveries_insert(
-    submission_id, owner_id, form_id, *, missing_only: bool = False
+    submission_id, owner_id, form_id, *, missing_only: bool = False, only_if: str = ""
 ) -> tuple[str, list]:
     """SQL and parameters that insert one pending delivery per matching integration of a
     submission, answering their ids: one statement for any number of integrations.
 
     ``missing_only`` skips integrations that already have a delivery of this submission (a
-    rescue of one that was in the inbox before: what was made, or failed, stays as it is)."""
+    rescue of one that was in the inbox before: what was made, or failed, stays as it is).
+    ``only_if``: a condition (SQL without parameters) that must hold too, as a statement's
+    own submission insert having inserted a row."""
     now = connection.ops.adapt_datetimefield_value(dbclock.now())
     uuid_sql = "gen_random_uuid()" if connection.vendor == "postgresql" else (
         "lower(hex(randomblob(16)))"
@@ -79,6 +81,8 @@ def deliveries_insert(
             f" AND NOT EXISTS (SELECT 1 FROM {Delivery._meta.db_table} d "
             "WHERE d.integration_id = i.id AND d.submission_id = %s)"
         )
+    if only_if:
+        sql += f" AND {only_if}"
     sql += " RETURNING id"
     params = [
         rawsql.db_id(Submission, submission_id),

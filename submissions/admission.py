@@ -21,6 +21,12 @@ recounted meanwhile is never pushed below what it holds. A recount never deletes
 it raises it to what the database recorded plus the reservations still live and not yet
 stored (docs/exactness.md).
 
+A counter lost with its reservations (a flush, a restart) cannot know the requests it admitted
+that are still running. So each seeding first moves the month's generation on in the database
+(accounts/quota.py), and the generation is kept beside the counter: admission answers it, and
+a submission is stored only under the generation it was admitted by. One admitted by a lost
+counter is fenced off, gives back what it holds, and is admitted again (``readmit``).
+
 A form kept in the web process (forms_app/form_cache.py) is checked in the same script, first:
 if it or its owner changed since it was read, nothing is counted and ``Stale`` is raised, for
 the request to run again on a fresh read. So is it while Redis is away.
@@ -46,35 +52,40 @@ from submissions.visit import Visit
 
 RATE_WINDOW_SECONDS = 60
 
-# KEYS: rate counter, quota counter, the quota's live reservations, the version tokens of the
-# form and of its owner, and the submission's fingerprint for the spam filter's duplicate
-# check (or none). ARGV: rate limit, window seconds, monthly limit, whether to count the rate
-# (not when retrying after seeding the quota), seconds a fingerprint is kept, whether the form
-# is a kept copy, the tokens it was read under, the reservation's id, how long it is held, and
-# how long the reservations' set is kept.
-# Answers: 0 admitted (one submission reserved), 1 rate limited, 2 quota not seeded, 3 over
-# quota, 4 admitted as a duplicate (held by the filter, so nothing reserved), 5 the kept form
-# is stale (nothing counted).
+# KEYS: rate counter, quota counter, the quota's live reservations, the quota's generation,
+# the version tokens of the form and of its owner, and the submission's fingerprint for the
+# spam filter's duplicate check (or none). ARGV: rate limit, window seconds, monthly limit,
+# whether to count the rate ('1'; '-1' when retrying after seeding the quota: counted by the
+# first call, and given back if the form is found stale, for the run on a fresh read counts
+# it again), seconds a fingerprint
+# is kept, whether the form is a kept copy, the tokens it was read under, the reservation's
+# id, how long it is held, how long the reservations' set is kept, and a generation the
+# database has moved past (or ''): a counter still at it is as good as none.
+# Answers {code, generation}: 0 admitted (one submission reserved, under that generation),
+# 1 rate limited, 2 quota not seeded, 3 over quota, 4 admitted as a duplicate (held by the
+# filter, so nothing reserved), 5 the kept form is stale (nothing counted).
 GATE = """
-if ARGV[6] == '1' and (redis.call('GET', KEYS[4]) ~= ARGV[7]
-                       or redis.call('GET', KEYS[5]) ~= ARGV[8]) then
-  return 5
+if ARGV[6] == '1' and (redis.call('GET', KEYS[5]) ~= ARGV[7]
+                       or redis.call('GET', KEYS[6]) ~= ARGV[8]) then
+  if ARGV[4] == '-1' and redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end
+  return {5, 0}
 end
 if ARGV[4] == '1' then
   local hits = redis.call('INCR', KEYS[1])
   if hits == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-  if hits > tonumber(ARGV[1]) then return 1 end
+  if hits > tonumber(ARGV[1]) then return {1, 0} end
 end
 local used = redis.call('GET', KEYS[2])
-if not used then return 2 end
-if tonumber(used) >= tonumber(ARGV[3]) then return 3 end
-if KEYS[6] and not redis.call('SET', KEYS[6], 1, 'NX', 'EX', ARGV[5]) then return 4 end
+local generation = redis.call('GET', KEYS[4])
+if not used or not generation or generation == ARGV[12] then return {2, 0} end
+if tonumber(used) >= tonumber(ARGV[3]) then return {3, 0} end
+if KEYS[7] and not redis.call('SET', KEYS[7], 1, 'NX', 'EX', ARGV[5]) then return {4, 0} end
 local now = tonumber(redis.call('TIME')[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[10]), ARGV[9])
 redis.call('EXPIRE', KEYS[3], ARGV[11])
 redis.call('INCR', KEYS[2])
-return 0
+return {0, tonumber(generation)}
 """
 ADMITTED, RATE_LIMITED, NOT_SEEDED, OVER_QUOTA, DUPLICATE, STALE = 0, 1, 2, 3, 4, 5
 
@@ -88,25 +99,45 @@ end
 return 0
 """
 
-# KEYS: quota counter, its live reservations. ARGV: the recorded count, the counter's
-# lifetime, '1' to set the count whatever it was (an operator's reset) else only raise it,
-# then the ids among the reservations already stored (counted in the record).
-RECOUNT = """
-local now = tonumber(redis.call('TIME')[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local stored = {}
-for index = 4, #ARGV do stored[ARGV[index]] = true end
-local live = 0
-for _, held in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-  if not stored[held] then live = live + 1 end
+# The reservations held and not stored yet (ARGV from the fourth on: the ids among them already
+# stored, counted in the record), after dropping the ended ones. KEYS[2]: the reservations.
+LIVE_NOT_STORED = """
+local function live_not_stored()
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(redis.call('TIME')[1]))
+  local stored = {}
+  for index = 4, #ARGV do stored[ARGV[index]] = true end
+  local live = 0
+  for _, held in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    if not stored[held] then live = live + 1 end
+  end
+  return live
 end
-local target = tonumber(ARGV[1]) + live
-local current = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if ARGV[3] == '1' or current < target then
+"""
+
+# KEYS: quota counter, its live reservations, its generation. ARGV: the recorded count, the
+# counter's lifetime, unused, then the ids among the reservations already stored. Only raises
+# a seeded counter; a missing one is left to the next admission, which seeds it under a new
+# generation.
+RECOUNT = LIVE_NOT_STORED + """
+local current = redis.call('GET', KEYS[1])
+if not current or not redis.call('GET', KEYS[3]) then return -1 end
+local target = tonumber(ARGV[1]) + live_not_stored()
+if tonumber(current) < target then
   redis.call('SET', KEYS[1], target, 'EX', ARGV[2])
   return target
 end
-return current
+return tonumber(current)
+"""
+
+# KEYS: as RECOUNT. ARGV: the count recorded under the generation, the keys' lifetime, the
+# generation the record was just moved to, then the ids among the reservations already
+# stored. Sets the counter to exactly the record plus the live reservations not stored, and
+# the generation beside it, unless a later seeding (a higher generation) is there already.
+SEED = LIVE_NOT_STORED + """
+if tonumber(redis.call('GET', KEYS[3]) or '-1') >= tonumber(ARGV[3]) then return 0 end
+redis.call('SET', KEYS[1], tonumber(ARGV[1]) + live_not_stored(), 'EX', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[2])
+return 1
 """
 
 # KEYS: the quota's live reservations. Drops the ended ones and lists the rest.
@@ -141,6 +172,15 @@ def held_key(user_id, month: date) -> str:
     return f"{quota.redis_key(user_id, month)}:held"
 
 
+def generation_key(user_id, month: date) -> str:
+    return f"{quota.redis_key(user_id, month)}:generation"
+
+
+def _quota_keys(user_id, month: date) -> list[str]:
+    return [quota.redis_key(user_id, month), held_key(user_id, month),
+            generation_key(user_id, month)]
+
+
 @dataclass
 class Ticket:
     """One admitted submission: where its quota is counted, and whether Redis holds it."""
@@ -153,6 +193,8 @@ class Ticket:
     # look (no fingerprint, no Redis, Redis away).
     duplicate: bool | None = None
     token: str = ""  # the reservation's id in Redis: the submission's id
+    # The counter's generation when it reserved: stored only while the record is at it.
+    generation: int | None = None
 
     def release(self) -> None:
         """Give the reservation back: nothing was stored. Only what this request holds."""
@@ -180,7 +222,8 @@ _unreleased: list[tuple[object, date, str]] = []
 def recount(user_id, month: date) -> None:
     """After a count made outside admission (a rescue from the spam folder, an outage):
     raise the Redis counter to the record plus the live reservations. Never lowered, never
-    deleted: a request admitted before still gives back only what it holds."""
+    deleted: a request admitted before still gives back only what it holds. Never created
+    either: a missing counter is seeded by the next admission, under a new generation."""
     client = redis.client()
     if client is None:
         return
@@ -192,21 +235,57 @@ def recount(user_id, month: date) -> None:
 
 
 def reset(user_id, month: date) -> None:
-    """After an operator's reset of the record: the counter is what is live, exactly."""
+    """An operator's reset: the record back to zero under a new generation, and the counter to
+    what is live and not stored, exactly. A request admitted before is fenced off when it
+    stores, and admitted again under this counter."""
     client = redis.client()
-    if client is not None:
-        _recount(client, user_id, month, replace=True)
+    with quota.month_locked(user_id, month) as record:
+        if client is None:
+            record.move_on(reset=True)
+            return
+        record.move_on(_counter_in_redis(client, user_id, month)[1], reset=True)
+        _publish(client, user_id, month, record.generation, recorded=0)
 
 
-def _recount(client, user_id, month: date, replace: bool = False) -> int:
+def _recount(client, user_id, month: date) -> int:
     """Read in this order so that a race counts a submission twice, never not at all: the
     live reservations, which of them are stored, then the record."""
-    keys = [quota.redis_key(user_id, month), held_key(user_id, month)]
-    held = [token.decode() for token in _script(client, LIVE)(keys=keys[1:])]
+    keys = _quota_keys(user_id, month)
+    held = [token.decode() for token in _script(client, LIVE)(keys=keys[1:2])]
     stored = _stored_among(held)
     recorded = quota.used(user_id, month)
-    args = [recorded, quota.KEY_TTL_SECONDS, 1 if replace else 0, *stored]
+    args = [recorded, quota.KEY_TTL_SECONDS, 0, *stored]
     return int(_script(client, RECOUNT)(keys=keys, args=args))
+
+
+def _seed(client, user_id, month: date) -> None:
+    """A missing counter (or one the record has moved past): the record moves to a new
+    generation and is read under it, and the counter is set while the record is locked; from
+    then on nothing admitted before can store. Requests that found no counter at the same
+    moment queue on the record's locks; the first seeds, and the others find its counter and
+    leave it be (each seeding would fence off what the one before admitted)."""
+    with quota.month_locked(user_id, month) as record:
+        seeded, generation = _counter_in_redis(client, user_id, month)
+        if seeded and generation == record.generation:
+            return
+        record.move_on(generation)
+        _publish(client, user_id, month, record.generation, record.recorded)
+
+
+def _counter_in_redis(client, user_id, month: date) -> tuple[bool, int]:
+    """Whether the counter is there, and the generation beside it (0: none)."""
+    keys = _quota_keys(user_id, month)
+    used, generation = client.mget(keys[0], keys[2])
+    return used is not None, int(generation or 0)
+
+
+def _publish(client, user_id, month: date, generation: int, recorded: int) -> None:
+    """Set the counter of ``generation``. Read after the record moved to it, so which live
+    reservations are stored is final: none admitted before can store any more."""
+    keys = _quota_keys(user_id, month)
+    held = [token.decode() for token in _script(client, LIVE)(keys=keys[1:2])]
+    args = [recorded, quota.KEY_TTL_SECONDS, generation, *_stored_among(held)]
+    _script(client, SEED)(keys=keys, args=args)
 
 
 def _stored_among(tokens: list[str]) -> list[str]:
@@ -270,20 +349,43 @@ def admit_rescue(owner, token: str) -> Ticket:
     return ticket
 
 
-def _reserve_in_redis(client, ticket: Ticket) -> Ticket:
-    quota_key = quota.redis_key(ticket.user_id, ticket.month)
-    # GATE with its rate limit, form versions and duplicate check off: the quota alone.
-    keys = [f"{quota_key}:no-rate", quota_key, held_key(ticket.user_id, ticket.month),
-            f"{quota_key}:no-version", f"{quota_key}:no-version"]
+def readmit(ticket: Ticket) -> None:
+    """A ticket the record fenced off (its counter was seeded again, or reset, since it was
+    admitted): give back what it holds and take a place under the counter as it is now, or
+    ``monthly_limit_reached``. Under the same id, so a keyed request keeps its submission.
+    Not reserved (checked in the storing transaction) while Redis is away."""
+    fenced = ticket.generation
+    ticket.release()
+    ticket.generation = None
+    client = redis.client()
+    if client is not None and redis.available():
+        try:
+            _reserve_in_redis(client, ticket, fenced=fenced)
+            return
+        except redis.Unavailable as error:
+            redis.failed(error, "admitting a fenced submission again")
+    _stale_quotas.add((ticket.user_id, ticket.month))
+
+
+def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Ticket:
+    """GATE with its rate limit, form versions and duplicate check off: the quota alone.
+    ``fenced``: the generation the record has moved past; a counter still at it (set by a
+    seeding whose transaction then failed to commit) is seeded again."""
+    user_id, month = ticket.user_id, ticket.month
+    quota_key = quota.redis_key(user_id, month)
+    keys = [f"{quota_key}:no-rate", quota_key, held_key(user_id, month),
+            generation_key(user_id, month), f"{quota_key}:no-version",
+            f"{quota_key}:no-version"]
     args = [0, 1, ticket.limit, 0, 1, 0, "", "", ticket.token, HOLD_SECONDS,
-            quota.KEY_TTL_SECONDS]
-    answer = _script(client)(keys=keys, args=args)
+            quota.KEY_TTL_SECONDS, "" if fenced is None else fenced]
+    answer, generation = _script(client)(keys=keys, args=args)
     if answer == NOT_SEEDED:
-        _recount(client, ticket.user_id, ticket.month)
-        answer = _script(client)(keys=keys, args=args)
+        _seed(client, user_id, month)
+        answer, generation = _script(client)(keys=keys, args=args)
     if answer == OVER_QUOTA:
         raise monthly_limit_reached()
     ticket.reserved = answer == ADMITTED
+    ticket.generation = generation if ticket.reserved else None
     return ticket
 
 
@@ -296,18 +398,18 @@ def _admit_in_redis(
     now = ratelimit.now()
     window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
     rate_key = f"formflow:rate:submit:{form.pk}:{address}:{window}"
-    keys = [rate_key, quota.redis_key(owner.pk, ticket.month), held_key(owner.pk, ticket.month),
-            *form_cache.version_keys(form), *([seen_key] if seen_key else [])]
+    keys = [rate_key, *_quota_keys(owner.pk, ticket.month), *form_cache.version_keys(form),
+            *([seen_key] if seen_key else [])]
     tokens = form_cache.tokens_of(form)
     gate = _script(client)
     args = [form.rate_limit, RATE_WINDOW_SECONDS + 1, ticket.limit, 1, DUPLICATE_WINDOW_SECONDS,
             0 if tokens is None else 1, *(tokens or ("", "")), ticket.token, HOLD_SECONDS,
-            quota.KEY_TTL_SECONDS]
-    answer = gate(keys=keys, args=args)
+            quota.KEY_TTL_SECONDS, ""]
+    answer, generation = gate(keys=keys, args=args)
     if answer == NOT_SEEDED:
-        _recount(client, owner.pk, ticket.month)
-        args[3] = 0
-        answer = gate(keys=keys, args=args)
+        _seed(client, owner.pk, ticket.month)
+        args[3] = -1  # counted already
+        answer, generation = gate(keys=keys, args=args)
     if answer == STALE:  # checked last: the form may have changed while the quota was seeded
         raise form_cache.Stale
     if answer == RATE_LIMITED:
@@ -317,4 +419,5 @@ def _admit_in_redis(
     if seen_key:
         ticket.duplicate = answer == DUPLICATE
     ticket.reserved = answer == ADMITTED
+    ticket.generation = generation if ticket.reserved else None
     return ticket

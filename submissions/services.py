@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from accounts import quota
 from accounts.models import User, current_month
 from core import clock
+from core.errors import database_unavailable
 from core.ids import new_id
 from core.infra.dbtime import DatabaseNow
 from files.models import StoredFile
@@ -41,6 +42,10 @@ def submission_create(
     ``ticket`` is the admission of the public endpoint; without one (operators, tests) the
     quota is checked here. If storing fails, a quota reserved in Redis is given back.
     ``submission_id``: the id the request's Idempotency-Key claimed; a new one if None.
+
+    A ticket whose counter was seeded again since it was admitted (a Redis flush or restart,
+    an operator's reset) is fenced off by the record; it is admitted again under the counter
+    as it is now, which may answer ``monthly_limit_reached``, and stored under the same id.
     """
     submission_id = submission_id or new_id()
     if ticket is None:
@@ -49,15 +54,34 @@ def submission_create(
         if field_names.has_new(form, data):
             with _sqlite_writer():
                 field_names.record(form, data)
-        if ticket.reserved and store.usable():
-            return _store_in_one_statement(
-                submission_id, form, data, ip, user_agent, origin, ticket, verdict
-            )
-        with _sqlite_writer():
-            return _store(submission_id, form, data, ip, user_agent, origin, ticket, verdict)
+        for _ in range(FENCED_TRIES):
+            try:
+                return _store_admitted(submission_id, form, data, ip, user_agent, origin,
+                                       ticket, verdict)
+            except quota.Fenced:
+                admission.readmit(ticket)
+        raise database_unavailable()  # the counter was seeded again on every try
     except BaseException:
         ticket.release()
         raise
+
+
+# A fenced ticket means its counter was seeded again while it ran, a rare event: a second
+# one in a row is a flush storm, and the third answers 503.
+FENCED_TRIES = 3
+
+
+def _store_admitted(
+    submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
+    origin: str, ticket: Ticket, verdict: dict[str, Any] | None,
+) -> Submission:
+    if ticket.reserved and ticket.generation is not None and store.usable():
+        return _store_in_one_statement(
+            submission_id, form, data, ip, user_agent, origin, ticket.month, ticket.generation,
+            verdict,
+        )
+    with _sqlite_writer():
+        return _store(submission_id, form, data, ip, user_agent, origin, ticket, verdict)
 
 
 _writer = threading.Lock()
@@ -77,7 +101,7 @@ def _sqlite_writer():
 
 def _store_in_one_statement(
     submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
-    origin: str, ticket: Ticket, verdict: dict[str, Any] | None,
+    origin: str, month, generation: int, verdict: dict[str, Any] | None,
 ) -> Submission:
     submission, delivery_ids = store.store(
         submission_id=submission_id,
@@ -86,7 +110,8 @@ def _store_in_one_statement(
         ip=ip or None,
         user_agent=user_agent[:512],
         origin=origin[:300],
-        month=ticket.month,
+        month=month,
+        generation=generation,
         verdict=verdict,
     )
     if delivery_ids:
@@ -112,7 +137,8 @@ def _store(
     )
     submission.form = form
     deliveries_record(submission=submission)
-    quota.record(form.owner_id, ticket.month)
+    # Counted last (the lock order); under the admission's generation when Redis reserved it.
+    quota.record(form.owner_id, ticket.month, ticket.generation if ticket.reserved else None)
     return submission
 
 
@@ -155,7 +181,7 @@ def submission_rescue(*, submission: Submission) -> Submission:
     if not was_counted(submission) and submission.status == Status.SPAM:
         ticket = admission.admit_rescue(form.owner, str(submission.pk))
     try:
-        moved = _rescue(submission, form)
+        moved = _rescue_admitted(submission, form, ticket)
     except BaseException:
         if ticket is not None:
             ticket.release()
@@ -166,7 +192,18 @@ def submission_rescue(*, submission: Submission) -> Submission:
     return submission
 
 
-def _rescue(submission: Submission, form: Form) -> int:
+def _rescue_admitted(submission: Submission, form: Form, ticket: Ticket | None) -> int:
+    """The move, admitted again if its reservation's counter was seeded again meanwhile."""
+    for _ in range(FENCED_TRIES):
+        try:
+            return _rescue(submission, form, ticket)
+        except quota.Fenced:
+            assert ticket is not None  # only a reserved ticket is fenced
+            admission.readmit(ticket)
+    raise database_unavailable()
+
+
+def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
     """The move itself; how many rows moved (0: it was in the inbox already)."""
     with _sqlite_writer(), folders.changing(form.pk) as changes:
         status, position = _held(submission)
@@ -186,8 +223,9 @@ def _rescue(submission: Submission, form: Form) -> int:
             changes.entered(Status.INBOX, None)
             deliveries_record(submission=submission, missing_only=counted)
             if not counted:
-                month = current_month()
-                quota.record(form.owner_id, month)
+                month = ticket.month if ticket is not None else current_month()
+                fence = ticket.generation if ticket is not None and ticket.reserved else None
+                quota.record(form.owner_id, month, fence)
                 transaction.on_commit(lambda: admission.recount(form.owner_id, month))
     return moved
 

@@ -5,6 +5,11 @@ its deliveries and its usage shard are written by one statement with data-modify
 autocommit. One round trip instead of five (BEGIN, three writes, COMMIT), and no ORM work on
 the hot path. Foreign keys are deferred by Django, so they are checked at the statement's end,
 when the submission exists.
+
+The usage shard is counted first, and only under the generation the submission was admitted
+by (accounts/quota.py, ``record_fenced``); the submission and its deliveries are inserted from
+what that count answers, so a fenced submission writes nothing at all and ``quota.Fenced`` is
+raised.
 """
 
 from __future__ import annotations
@@ -26,22 +31,24 @@ def usable() -> bool:
 
 def store(
     *, submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
-    origin: str, month, verdict: dict[str, Any] | None = None,
+    origin: str, month, generation: int, verdict: dict[str, Any] | None = None,
 ) -> tuple[Submission, list]:
     submission = Submission(
         id=submission_id, form=form, data=data, ip=ip, user_agent=user_agent, origin=origin,
         spam=verdict,
     )
-    deliveries_sql, deliveries_params = deliveries_insert(submission.pk, form.owner_id, form.pk)
-    usage_sql, usage_params = quota.record_insert(form.owner_id, month)
+    usage_sql, usage_params = quota.record_fenced(form.owner_id, month, generation)
+    deliveries_sql, deliveries_params = deliveries_insert(
+        submission.pk, form.owner_id, form.pk, only_if="EXISTS (SELECT 1 FROM stored)")
     sql = (
-        f"WITH stored AS (INSERT INTO {Submission._meta.db_table} "
+        f"WITH counted AS ({usage_sql}), stored AS (INSERT INTO {Submission._meta.db_table} "
         "(id, form_id, data, ip, user_agent, origin, spam) "
-        "VALUES (%s, %s, %s::jsonb, %s::inet, %s, %s, %s::jsonb) "
-        f"RETURNING submitted_at), deliveries AS ({deliveries_sql}), counted AS ({usage_sql}) "
+        "SELECT %s, %s, %s::jsonb, %s::inet, %s, %s, %s::jsonb FROM counted "
+        f"RETURNING submitted_at), deliveries AS ({deliveries_sql}) "
         "SELECT stored.submitted_at, (SELECT array_agg(id) FROM deliveries) FROM stored"
     )
     params = [
+        *usage_params,
         submission.pk,
         form.pk,
         json.dumps(data),
@@ -50,10 +57,12 @@ def store(
         origin,
         None if verdict is None else json.dumps(verdict),
         *deliveries_params,
-        *usage_params,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        submitted_at, delivery_ids = cursor.fetchone()
+        row = cursor.fetchone()
+    if row is None:
+        raise quota.Fenced()
+    submitted_at, delivery_ids = row
     submission.submitted_at = submitted_at
     return submission, delivery_ids or []

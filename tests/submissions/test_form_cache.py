@@ -8,10 +8,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from accounts.models import User
+from accounts import quota
+from accounts.models import User, current_month
 from core.infra import redis, versions
 from forms_app import form_cache
 from forms_app.models import Form
+from submissions import admission
 from submissions.models import Submission
 from tests.conftest import submit
 
@@ -232,3 +234,23 @@ def test_a_claim_taken_over_on_a_stale_form_keeps_the_first_requests_id(public, 
     assert response.json()["id"] == str(first_id)
     assert Submission.objects.filter(pk=first_id).exists()
     assert IdempotencyKey.objects.get(key="k-1").submission_id == first_id
+
+
+def test_a_form_changed_while_the_quota_is_seeded_counts_the_rate_once(public, form,
+                                                                       monkeypatch):
+    """The first admission counts the rate and finds no quota counter; while it is seeded the
+    form changes, the admission after the seeding finds the kept copy stale, and the request
+    runs again on a fresh read, counting its rate there. The first count is given back: with
+    a rate of 1, that one request is accepted."""
+    Form.objects.filter(pk=form.pk).update(rate_limit=1)
+    submit(public, form, {"name": "first"})  # reads and keeps the form
+    client = redis.client()
+    client.delete(*client.keys("formflow:rate:*"), quota.redis_key(form.owner_id, current_month()))
+    seed = admission._seed
+
+    def seeded_while_the_form_changes(*args):
+        seed(*args)
+        elsewhere(Form, form.pk, name="Renamed")
+
+    monkeypatch.setattr(admission, "_seed", seeded_while_the_form_changes)
+    assert submit(public, form, {"name": "once"}).status_code == 200

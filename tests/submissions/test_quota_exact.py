@@ -2,14 +2,16 @@
 operator resets, Redis flushes, and requests that end without storing after admission.
 
 Each test is the issue's reproduction: limit 5, some used, one request admitted and then
-ended without storing while something else happened to the counter; then 10 more posts. The
-accepted ones must fill the limit exactly, never pass it."""
+ended without storing (or stored) while something else happened to the counter; then 10 more
+posts. The accepted ones must fill the limit exactly, never pass it."""
 
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.test import Client
 
+from accounts import quota
 from accounts.models import User, current_month
 from accounts.services import usage_reset
 from core.infra import redis
@@ -17,7 +19,7 @@ from forms_app.models import Form
 from submissions import admission, captcha
 from submissions.models import Status, Submission
 from submissions.services import submission_rescue
-from tests.conftest import add_submission, submit
+from tests.conftest import CommitClient, add_submission, submit
 
 pytestmark = pytest.mark.redis
 
@@ -195,3 +197,148 @@ def test_a_release_gives_back_only_what_it_holds(form):
     assert int(redis.client().get(key)) == 2
     other.release()
     assert int(redis.client().get(key)) == 1
+
+
+# A request admitted before a flush or a restart that stores after other requests seeded the
+# counter again from the record: the record did not have it yet, Redis had forgotten it.
+
+
+def another_request_seeds_again(form) -> None:
+    """Another visitor's post, answered while the first request is between its admission and
+    its store: it finds no counter, seeds it from the record, and stores."""
+    assert submit(CommitClient(), form, {"other": "visitor"}).status_code == 200
+
+
+def test_a_request_admitted_before_a_flush_stores_after_the_counter_is_seeded_again(
+    public, form, monkeypatch
+):
+    """Limit 5, 3 used, 1 in flight at the flush: 2 more in all, that one included."""
+    use(form, 3)
+
+    def flushed_and_seeded_again():
+        redis.client().flushdb()
+        another_request_seeds_again(form)
+
+    during_admission(monkeypatch, flushed_and_seeded_again)
+    assert submit(public, form, {"in": "flight"}).status_code == 200  # admitted again
+
+    assert ten_more(public, form) == 0
+    assert inbox() == LIMIT
+    assert quota.used(form.owner_id) == LIMIT
+
+
+def test_a_request_fenced_off_at_the_limit_is_refused(public, form, monkeypatch):
+    """4 used, 1 in flight at the flush, and another request takes the last place under the
+    new counter: the one in flight is admitted again, and refused."""
+    use(form, 4)
+
+    def flushed_and_seeded_again():
+        redis.client().flushdb()
+        another_request_seeds_again(form)
+
+    during_admission(monkeypatch, flushed_and_seeded_again)
+    response = submit(public, form, {"in": "flight"})
+
+    assert response.status_code == 403
+    assert response.json()["error"] == "monthly_limit_reached"
+    assert inbox() == LIMIT
+    assert ten_more(public, form) == 0
+
+
+def test_a_keyed_request_fenced_off_keeps_its_id(public, form, monkeypatch):
+    use(form, 3)
+    during_admission(monkeypatch, lambda: (redis.client().flushdb(),
+                                           another_request_seeds_again(form)))
+    first = submit(public, form, {"in": "flight"}, HTTP_IDEMPOTENCY_KEY="order-1")
+    again = submit(public, form, {"in": "flight"}, HTTP_IDEMPOTENCY_KEY="order-1")
+
+    assert first.status_code == again.status_code == 200
+    assert first.json()["id"] == again.json()["id"]
+    assert Submission.objects.filter(pk=first.json()["id"], data=[["in", "flight"]]).exists()
+    assert inbox() == LIMIT
+
+
+@pytest.mark.parametrize("what", ["reset", "flush then reset"])
+def test_a_request_admitted_before_an_operator_reset_stores_after_it(
+    public, form, user, monkeypatch, what
+):
+    """After the reset the account has its whole limit, the request in flight included."""
+    use(form, 3)
+
+    def reset():
+        if what == "flush then reset":
+            redis.client().flushdb()
+        usage_reset(user=user)
+
+    during_admission(monkeypatch, reset)
+    assert submit(public, form, {"in": "flight"}).status_code == 200
+
+    assert ten_more(public, form) == LIMIT - 1
+    assert inbox() == 3 + LIMIT
+    assert quota.used(form.owner_id) == LIMIT
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_one_statement_store_is_fenced_off_too(form, monkeypatch):
+    """Each request in its own transaction and connection, as in production: the
+    one-statement store (submissions/store.py) of the request in flight inserts nothing, and
+    it is admitted again."""
+    use(form, 3)
+
+    def other_process_seeds_again():
+        redis.client().flushdb()
+        other = threading.Thread(target=lambda: post(form, {"other": "visitor"}, answers))
+        other.start()
+        other.join(timeout=10)
+
+    answers: list[int] = []
+    during_admission(monkeypatch, other_process_seeds_again)
+    post(form, {"in": "flight"}, answers)
+    for n in range(10):
+        post(form, {"n": str(n)}, answers)
+
+    assert answers[:2] == [200, 200]  # the other visitor's, then the one in flight
+    assert answers[2:] == [403] * 10
+    assert inbox() == LIMIT
+    assert quota.used(form.owner_id) == LIMIT
+
+
+def post(form, data: dict, answers: list[int]) -> None:
+    try:
+        response = Client().post(f"/api/v1/f/{form.slug}", data, content_type="application/json")
+        answers.append(response.status_code)
+    finally:
+        connection.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_seeding_waits_for_a_submission_being_stored(form, user):
+    """A store that counted on a shard and has not committed yet: the seeding's lock on the
+    month's shards waits for it, so the count it reads includes it, and the generation it
+    hands out fences off anything admitted before."""
+    month = current_month()
+    generation, recorded = seed_in_own_session(user, month)
+    seeded: list[tuple[int, int]] = []
+    with transaction.atomic():
+        quota.record(user.pk, month, generation)  # the store, holding its shard
+        seeding = threading.Thread(target=lambda: seeded.append(seed_in_own_session(user, month)))
+        seeding.start()
+        seeding.join(timeout=2)
+        assert seeding.is_alive()  # waiting on the shard
+    seeding.join(timeout=10)
+
+    assert seeded == [(generation + 1, recorded + 1)]
+    with pytest.raises(quota.Fenced):
+        quota.record(user.pk, month, generation)
+    assert quota.used(user.pk) == recorded + 1
+
+
+def seed_in_own_session(user, month) -> tuple[int, int]:
+    """What a seeding does to the record: the generation moved on, the count read."""
+    try:
+        with quota.month_locked(user.pk, month) as record:
+            return record.move_on(), record.recorded
+    finally:
+        connection.close()
