@@ -128,7 +128,7 @@ class UsageShard(models.Model):
     month = models.DateField()
     shard = models.PositiveSmallIntegerField()
     count = models.PositiveIntegerField(default=0)
-    generation = models.BigIntegerField(default=0)
+    generation = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [

@@ -314,16 +314,15 @@ def admit(visit: Visit, form: Form, seen_key: str | None = None, token: str = ""
     owner = form.owner
     ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
                     token=token or str(new_id()))
-    client = redis.client()
-    if client is not None and redis.available():
-        try:
-            return _admit_in_redis(client, form, visit.rate_key, ticket, seen_key)
-        except redis.Unavailable as error:
-            redis.failed(error, "intake admission")
+    done, admitted = redis.attempt(
+        lambda client: _admit_in_redis(client, form, visit.rate_key, ticket, seen_key),
+        "intake admission")
+    if done:
+        return admitted
     if form_cache.tokens_of(form) is not None:
         form_cache.clear()  # nothing can say whether the kept forms still hold
         raise form_cache.Stale
-    if client is not None:
+    if redis.client() is not None:
         _stale_quotas.add((owner.pk, ticket.month))
     # Without Redis, or while it is away: the cache's window, which is then this process's.
     ratelimit.enforce(f"submit:{form.pk}", visit.rate_key, form.rate_limit)
@@ -338,12 +337,10 @@ def admit_rescue(owner, token: str) -> Ticket:
     Redis the record is checked here, and again by nothing: rescues are an owner's clicks."""
     ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
                     token=token)
-    client = redis.client()
-    if client is not None and redis.available():
-        try:
-            return _reserve_in_redis(client, ticket)
-        except redis.Unavailable as error:
-            redis.failed(error, "a rescue's admission")
+    done, reserved = redis.attempt(lambda client: _reserve_in_redis(client, ticket),
+                                   "a rescue's admission")
+    if done:
+        return reserved
     if quota.used(owner.pk, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
     return ticket
@@ -357,14 +354,11 @@ def readmit(ticket: Ticket) -> None:
     fenced = ticket.generation
     ticket.release()
     ticket.generation = None
-    client = redis.client()
-    if client is not None and redis.available():
-        try:
-            _reserve_in_redis(client, ticket, fenced=fenced)
-            return
-        except redis.Unavailable as error:
-            redis.failed(error, "admitting a fenced submission again")
-    _stale_quotas.add((ticket.user_id, ticket.month))
+    done, _ticket = redis.attempt(
+        lambda client: _reserve_in_redis(client, ticket, fenced=fenced),
+        "admitting a fenced submission again")
+    if not done:
+        _stale_quotas.add((ticket.user_id, ticket.month))
 
 
 def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Ticket:

@@ -11,6 +11,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="usageshard",
             name="generation",
-            field=models.BigIntegerField(default=0),
+            field=models.BigIntegerField(default=0, db_default=0),
         ),
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from functools import cache
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -53,6 +54,19 @@ def guarded(call, fallback, what: str):
     except Unavailable as error:
         failed(error, what)
         return fallback
+
+
+def attempt(call, what: str) -> tuple[bool, Any]:
+    """``(True, call(client))``, or ``(False, None)`` when Redis is not configured, is away, or
+    the call finds it away: for callers whose fallback is the database."""
+    redis_client = client()
+    if redis_client is None or not available():
+        return False, None
+    try:
+        return True, call(redis_client)
+    except Unavailable as error:
+        failed(error, what)
+        return False, None
 
 
 @cache
