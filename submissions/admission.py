@@ -41,7 +41,7 @@ from datetime import date
 
 from accounts import quota
 from accounts.models import current_month
-from core.errors import ServiceError, retry_later
+from core.errors import ServiceError, database_unavailable, retry_later
 from core.ids import new_id
 from core.infra import ratelimit, redis
 from forms_app import form_cache
@@ -195,6 +195,10 @@ class Ticket:
     token: str = ""  # the reservation's id in Redis: the submission's id
     # The counter's generation when it reserved: stored only while the record is at it.
     generation: int | None = None
+    # Admitted by the database while a configured Redis was away: its store must move the
+    # record's generation on, so reservations Redis still holds are admitted again before
+    # they store (they are not in the record the store counts).
+    fence: bool = False
 
     def release(self) -> None:
         """Give the reservation back: nothing was stored. Only what this request holds."""
@@ -273,10 +277,11 @@ def _seed(client, user_id, month: date) -> None:
 
 
 def _counter_in_redis(client, user_id, month: date) -> tuple[bool, int]:
-    """Whether the counter is there, and the generation beside it (0: none)."""
+    """Whether the counter is there with its generation (a counter without one, left by
+    1.0.0, is none: GATE answers it as not seeded), and that generation (0: none)."""
     keys = _quota_keys(user_id, month)
     used, generation = client.mget(keys[0], keys[2])
-    return used is not None, int(generation or 0)
+    return used is not None and generation is not None, int(generation or 0)
 
 
 def _publish(client, user_id, month: date, generation: int, recorded: int) -> None:
@@ -322,8 +327,7 @@ def admit(visit: Visit, form: Form, seen_key: str | None = None, token: str = ""
     if form_cache.tokens_of(form) is not None:
         form_cache.clear()  # nothing can say whether the kept forms still hold
         raise form_cache.Stale
-    if redis.client() is not None:
-        _stale_quotas.add((owner.pk, ticket.month))
+    _counted_by_the_database(ticket)
     # Without Redis, or while it is away: the cache's window, which is then this process's.
     ratelimit.enforce(f"submit:{form.pk}", visit.rate_key, form.rate_limit)
     if quota.used(owner.pk, ticket.month) >= ticket.limit:
@@ -341,6 +345,7 @@ def admit_rescue(owner, token: str) -> Ticket:
                                    "a rescue's admission")
     if done:
         return reserved
+    _counted_by_the_database(ticket)
     if quota.used(owner.pk, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
     return ticket
@@ -358,7 +363,15 @@ def readmit(ticket: Ticket) -> None:
         lambda client: _reserve_in_redis(client, ticket, fenced=fenced),
         "admitting a fenced submission again")
     if not done:
+        _counted_by_the_database(ticket)
+
+
+def _counted_by_the_database(ticket: Ticket) -> None:
+    """Admitted without Redis although it is configured (away, or it failed the call): its
+    counter is recounted on the next reach, and the store fences what Redis still holds."""
+    if redis.client() is not None:
         _stale_quotas.add((ticket.user_id, ticket.month))
+        ticket.fence = True
 
 
 def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Ticket:
@@ -376,11 +389,19 @@ def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Tick
     if answer == NOT_SEEDED:
         _seed(client, user_id, month)
         answer, generation = _script(client)(keys=keys, args=args)
+    _seeded_or_busy(answer)
     if answer == OVER_QUOTA:
         raise monthly_limit_reached()
     ticket.reserved = answer == ADMITTED
     ticket.generation = generation if ticket.reserved else None
     return ticket
+
+
+def _seeded_or_busy(answer: int) -> None:
+    """A counter gone again between its seeding and the retry (a flush, a restart): the
+    request is not admitted unreserved past live reservations; the client tries again."""
+    if answer == NOT_SEEDED:
+        raise database_unavailable()
 
 
 def _admit_in_redis(
@@ -404,6 +425,7 @@ def _admit_in_redis(
         _seed(client, owner.pk, ticket.month)
         args[3] = -1  # counted already
         answer, generation = gate(keys=keys, args=args)
+        _seeded_or_busy(answer)
     if answer == STALE:  # checked last: the form may have changed while the quota was seeded
         raise form_cache.Stale
     if answer == RATE_LIMITED:

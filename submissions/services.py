@@ -149,8 +149,21 @@ def _check_quota_in_transaction(owner_id, ticket: Ticket) -> None:
     (docs/exactness.md, "Lock order")."""
     if connection.vendor != "sqlite":
         User.objects.select_for_update(no_key=True).filter(pk=owner_id).values_list("pk").get()
-    if quota.used(owner_id, ticket.month) >= ticket.limit:
+    if ticket.fence:
+        _fence_redis_reservations(owner_id, ticket)
+    elif quota.used(owner_id, ticket.month) >= ticket.limit:
         raise monthly_limit_reached()
+
+
+def _fence_redis_reservations(owner_id, ticket: Ticket) -> None:
+    """Admitted by the database while a configured Redis was away: reservations Redis still
+    holds are not in the record, so the record moves to a new generation (each of them is
+    admitted again, against a counter seeded afresh, before it stores) and the limit is
+    checked on the record read under all the month's shards."""
+    with quota.month_locked(owner_id, ticket.month) as record:
+        record.move_on()
+        if record.recorded >= ticket.limit:
+            raise monthly_limit_reached()
 
 
 def submission_hold(
@@ -224,6 +237,8 @@ def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
             deliveries_record(submission=submission, missing_only=counted)
             if not counted:
                 month = ticket.month if ticket is not None else current_month()
+                if ticket is not None and ticket.fence:
+                    _fence_redis_reservations(form.owner_id, ticket)
                 fence = ticket.generation if ticket is not None and ticket.reserved else None
                 quota.record(form.owner_id, month, fence)
                 transaction.on_commit(lambda: admission.recount(form.owner_id, month))

@@ -342,3 +342,69 @@ def seed_in_own_session(user, month) -> tuple[int, int]:
             return record.move_on(), record.recorded
     finally:
         connection.close()
+
+
+# Paths that would leave a ticket unreserved while Redis is configured: its store must not
+# count past reservations Redis holds.
+
+
+def test_a_request_stored_by_the_database_while_redis_blinked_fences_the_reservations(
+    public, form, monkeypatch
+):
+    """4 used: one request holds a Redis reservation while another, admitted by the
+    database during a blink (this process's breaker open), takes the last place. The first
+    is admitted again when it stores, and refused."""
+    use(form, 4)
+
+    def another_stored_while_redis_is_away():
+        redis.failed(ConnectionError("blink"), "a test")
+        try:
+            assert submit(CommitClient(), form, {"while": "away"}).status_code == 200
+        finally:
+            redis.recovered()
+
+    during_admission(monkeypatch, another_stored_while_redis_is_away)
+    response = submit(public, form, {"in": "flight"})
+
+    assert response.status_code == 403
+    assert response.json()["error"] == "monthly_limit_reached"
+    assert inbox() == LIMIT
+    assert ten_more(public, form) == 0
+
+
+def test_a_counter_left_without_its_generation_is_seeded_once(public, form):
+    """1.0.0 kept the counter alone: after the upgrade it is seeded under a generation on the
+    first request, and the requests after it are admitted by Redis again (reserved)."""
+    use(form, 3)
+    client = redis.client()
+    client.flushdb()
+    client.set(counter_key(form), 3)
+
+    assert submit(public, form, {"first": "after the upgrade"}).status_code == 200
+
+    assert client.get(f"{counter_key(form)}:generation") is not None
+    assert int(client.get(counter_key(form))) == 4
+    assert ten_more(public, form) == 1
+    assert inbox() == LIMIT
+
+
+def test_a_counter_gone_again_right_after_its_seeding_is_a_503(public, form, monkeypatch):
+    """The counter lost between the seeding and the retry (a flush, a restart; the form's
+    version tokens kept, or the request would start again on a fresh read): no unreserved
+    admission past what Redis may still hold; the client is told to try again, and nothing
+    is stored."""
+    use(form, 3)
+    redis.client().delete(counter_key(form))
+    seed = admission._seed
+
+    def seeded_then_flushed(client, *args):
+        seed(client, *args)
+        monkeypatch.setattr(admission, "_seed", seed)
+        client.delete(counter_key(form), f"{counter_key(form)}:generation")
+
+    monkeypatch.setattr(admission, "_seed", seeded_then_flushed)
+    response = submit(public, form, {"in": "flight"})
+
+    assert response.status_code == 503
+    assert inbox() == 3
+    assert ten_more(public, form) == 2
