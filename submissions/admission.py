@@ -46,7 +46,7 @@ from core.ids import new_id
 from core.infra import ratelimit, redis
 from forms_app import form_cache
 from forms_app.models import Form
-from submissions.models import Submission
+from submissions.models import Status, Submission
 from submissions.spam import DUPLICATE_WINDOW_SECONDS
 from submissions.visit import Visit
 
@@ -294,9 +294,13 @@ def _publish(client, user_id, month: date, generation: int, recorded: int) -> No
 
 
 def _stored_among(tokens: list[str]) -> list[str]:
+    """The reservations whose submission is stored and counted. A rescue reserves under the id
+    of a submission waiting in the spam folder: live until it moves. (One marked spam within
+    the hold after it was stored is taken as live too: a place held a minute early.)"""
     if not tokens:
         return []
-    found = Submission.objects.filter(pk__in=tokens).values_list("pk", flat=True)
+    found = (Submission.objects.filter(pk__in=tokens).exclude(status=Status.SPAM)
+             .values_list("pk", flat=True))
     return [str(pk) for pk in found]
 
 

@@ -212,6 +212,8 @@ def _rescue_admitted(submission: Submission, form: Form, ticket: Ticket | None) 
             return _rescue(submission, form, ticket)
         except quota.Fenced:
             assert ticket is not None  # only a reserved ticket is fenced
+            # The attempt rolled back: the copy in hand still shows the move it made.
+            submission.refresh_from_db()
             admission.readmit(ticket)
     raise database_unavailable()
 

@@ -408,3 +408,26 @@ def test_a_counter_gone_again_right_after_its_seeding_is_a_503(public, form, mon
     assert response.status_code == 503
     assert inbox() == 3
     assert ten_more(public, form) == 2
+
+
+def test_a_rescue_running_through_an_operator_reset_is_counted_live(public, form, user,
+                                                                    monkeypatch):
+    """A rescue's reservation bears the id of a submission already in the spam folder: an
+    operator reset in the middle still counts it as live, not as stored. Then the limit's
+    worth of public posts fill it, and the rescue, admitted again, is refused."""
+    held = Submission.objects.create(form=form, data=[["m", "casino"]], status=Status.SPAM,
+                                     spam={"score": 1, "reasons": ["blocked_word"]})
+    admit_rescue = admission.admit_rescue
+
+    def admitted_then_reset(*args, **kwargs):
+        ticket = admit_rescue(*args, **kwargs)
+        monkeypatch.setattr(admission, "admit_rescue", admit_rescue)
+        usage_reset(user=user)
+        assert ten_more(public, form) == LIMIT - 1  # the rescue holds one place
+        return ticket
+
+    monkeypatch.setattr(admission, "admit_rescue", admitted_then_reset)
+    submission_rescue(submission=Submission.objects.get(pk=held.pk))
+
+    assert inbox() == LIMIT
+    assert quota.used(form.owner_id) == LIMIT
