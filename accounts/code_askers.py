@@ -38,10 +38,6 @@ def _key(email: str, purpose: str) -> str:
     return f"code-ask:{purpose}:{hashlib.sha256(email.encode()).hexdigest()[:32]}"
 
 
-def _cached(call, default):
-    return redis.guarded(call, default, "code askers")
-
-
 def asked(email: str, purpose: str, client: str) -> None:
     """``client`` asked for a code for ``email`` (sign-up, resend, forgot-password)."""
     if not client:
@@ -60,7 +56,7 @@ def asked(email: str, purpose: str, client: str) -> None:
         elif state["sender"] != client:
             cache.set(f"{key}:asker:{client}", 1, lifetime)
 
-    _cached(record, None)
+    redis.guarded(record, None, "code askers")
 
 
 def role(email: str, purpose: str, client: str) -> str:
@@ -77,7 +73,7 @@ def role(email: str, purpose: str, client: str) -> str:
             return SENDER
         return ASKER if cache.get(f"{key}:asker:{client}") else NOBODY
 
-    return _cached(read, NOBODY)
+    return redis.guarded(read, NOBODY, "code askers")
 
 
 def askers_tries(email: str, purpose: str) -> ratelimit.Window:
