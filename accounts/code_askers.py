@@ -47,13 +47,16 @@ def asked(email: str, purpose: str, client: str) -> None:
     now = clock.now().timestamp()
 
     def record() -> None:
-        # Read, then written: two asks in one instant may both count as the sender, which
-        # costs one more code's 5 tries at most.
-        state = cache.get(key) or {"sends": [], "sender": ""}
-        sends = [moment for moment in state["sends"] if now - moment < 3600]
+        # Read, then written: two asks in one instant may both count as senders, which costs
+        # one more code's 5 tries at most.
+        state = cache.get(key) or {}
+        sends = [moment for moment in state.get("sends", []) if now - moment < 3600]
+        # Every sender of a live code stays one: a later ask, a stranger's included, opening
+        # a window of its own must not take that standing from the client that got a code.
+        senders = [[who, when] for who, when in state.get("senders", []) if now - when < lifetime]
         if len(sends) < SENDS_PER_HOUR and (not sends or now - sends[-1] >= SEND_WINDOW_SECONDS):
-            cache.set(key, {"sends": [*sends, now], "sender": client}, 3600)
-        elif state["sender"] != client:
+            cache.set(key, {"sends": [*sends, now], "senders": [*senders, [client, now]]}, 3600)
+        elif client not in {who for who, _when in senders}:
             cache.set(f"{key}:asker:{client}", 1, lifetime)
 
     redis.guarded(record, None, "code askers")
@@ -67,9 +70,10 @@ def role(email: str, purpose: str, client: str) -> str:
     lifetime = settings.OTP_LIFETIME.total_seconds()
 
     def read() -> str:
-        state = cache.get(key)
-        if state and state["sender"] == client and (
-                clock.now().timestamp() - state["sends"][-1] < lifetime):
+        state = cache.get(key) or {}
+        now = clock.now().timestamp()
+        if any(who == client and now - when < lifetime
+               for who, when in state.get("senders", [])):
             return SENDER
         return ASKER if cache.get(f"{key}:asker:{client}") else NOBODY
 

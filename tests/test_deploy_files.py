@@ -22,6 +22,8 @@ def test_compose_runs_web_worker_and_beat_from_the_image_with_postgres_and_redis
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     services = compose["services"]
     assert set(services) == {"web", "worker", "beat", "postgres", "redis"}
+    # A restart must be a flush for the monthly limit's fence: nothing kept on disk.
+    assert services["redis"]["command"] == ["redis-server", "--save", "", "--appendonly", "no"]
     assert services["web"]["command"] == ["--migrate", "web"]
     assert services["worker"]["command"] == ["worker"]
     assert services["beat"]["command"] == ["beat"]

@@ -229,3 +229,17 @@ def test_the_answers_tell_no_one_whether_the_address_has_an_account(api, db, mon
 
     assert known == unknown
     assert {status for status, _ in known} == {400, 429}
+
+
+def test_a_stranger_opening_a_send_window_later_does_not_unseat_the_owner(api, db, clock):
+    """The owner's ask sent the code. A stranger asks 55 s later: its ask opens a window of
+    its own (the worker sends nothing inside 60 s), and strangers spend the day's tries. The
+    owner, who holds the emailed code, still resets."""
+    make_user(EMAIL)
+    code = forgot(api)
+    clock.advance(seconds=55)
+    forgot(api, ip=ATTACKER_IP)
+    assert last_code(EMAIL) == code
+    strangers_guess(api, code, reset)
+
+    assert reset(api, code, OWNER_IP).status_code == 200
