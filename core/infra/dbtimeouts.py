@@ -6,8 +6,16 @@ after STATEMENT_TIMEOUT, and to be ended by the server if it sits in a transacti
 nothing for IDLE_IN_TRANSACTION (a thread that died holding one must not hold its locks). A
 request that meets one gets the 503 ``service_unavailable`` every database failure gets.
 
-The public endpoint's worst case stays under 30 s: an idempotency claim waits at most 10 s,
-a CAPTCHA 5 s, and its few statements are bounded by these.
+Those bounds are per statement, and a request may run several (a keyed submission waits on
+its claim, then stores). So that waits never add up past the contract's 30 s, a statement
+that starts less than STATEMENT_TIMEOUT before REQUEST_WAITS_END (20 s into the request) gets
+only the time left as its ``statement_timeout`` and ``lock_timeout`` (at least
+MIN_STATEMENT_MS), set before it and put back by the request's next statement outside that
+tail. The fast path pays one clock
+read per statement; only a request already slow pays a ``set_config`` per statement. A
+transaction paced by its client is left alone. Behind PgBouncer in transaction mode
+(DATABASE_SESSION_TIMEOUTS=false) session settings are off, and with them this cut: each
+statement then has only the role's own bounds.
 
 Readers paced by their client (an export download, the bulk stream) run one statement or one
 transaction for as long as the client takes to read: ``paced_by_client`` lifts the statement
@@ -53,16 +61,22 @@ from django.core.signals import request_finished, request_started
 from django.db import connection, connections, transaction
 from django.db.backends.signals import connection_created
 
-LOCK_TIMEOUT = "5s"
-STATEMENT_TIMEOUT = "10s"
+LOCK_MS = 5_000
+LOCK_TIMEOUT = f"{LOCK_MS // 1000}s"
+STATEMENT_MS = 10_000
+STATEMENT_TIMEOUT = f"{STATEMENT_MS // 1000}s"
 IDLE_IN_TRANSACTION = "30s"
 WORKER_LOCK_TIMEOUT = "10s"
 WORKER_STATEMENT_TIMEOUT = "60s"  # CELERY_TASK_SOFT_TIME_LIMIT
 WORKER_IDLE_IN_TRANSACTION = "60s"
 SQLITE_BUSY_TIMEOUT = 5.0  # seconds a web statement waits for SQLite's write lock
-# Seconds into a request after which no statement waits for the lock: a CAPTCHA (5 s) and the
-# answer still fit in the contract's 30 s.
+# Seconds into a request after which no statement waits (SQLite: for the lock; PostgreSQL:
+# at all past MIN_STATEMENT_MS): a CAPTCHA (5 s) and the answer still fit in the contract's 30 s.
 REQUEST_WAITS_END = 20.0
+# PostgreSQL reads 0 as "no limit": a request past its end still gets a short, finite bound.
+MIN_STATEMENT_MS = 100
+CUT_SQL = ("SELECT set_config('statement_timeout', %s, false),"
+           " set_config('lock_timeout', %s, false)")
 
 BOUNDS_SQL = (
     "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false),"
@@ -77,7 +91,7 @@ LIFTED_SQL = (
 def bound_web_sessions() -> None:
     """Called once by the web entry point: every session it opens is bounded."""
     _bound_sessions([LOCK_TIMEOUT, STATEMENT_TIMEOUT, IDLE_IN_TRANSACTION])
-    _bound_sqlite_waits()
+    _bound_request_waits()
 
 
 def bound_worker_sessions() -> None:
@@ -99,15 +113,19 @@ def _commit_asynchronously(sender, connection, **_kwargs) -> None:
 def unbind_sessions() -> None:
     connection_created.disconnect(dispatch_uid=DISPATCH_UID)
     connection_created.disconnect(dispatch_uid=SQLITE_DISPATCH_UID)
-    request_started.disconnect(dispatch_uid=SQLITE_DISPATCH_UID)
-    request_finished.disconnect(dispatch_uid=SQLITE_DISPATCH_UID)
+    connection_created.disconnect(dispatch_uid=CUT_DISPATCH_UID)
+    request_started.disconnect(dispatch_uid=REQUEST_DISPATCH_UID)
+    request_finished.disconnect(dispatch_uid=REQUEST_DISPATCH_UID)
     for opened in connections.all(initialized_only=True):
-        if _wait_for_lock in opened.execute_wrappers:
-            opened.execute_wrappers.remove(_wait_for_lock)
+        for wrapper in (_wait_for_lock, _cut_statement):
+            if wrapper in opened.execute_wrappers:
+                opened.execute_wrappers.remove(wrapper)
 
 
 DISPATCH_UID = "formflow-db-bounds"
 SQLITE_DISPATCH_UID = "formflow-sqlite-bounds"
+CUT_DISPATCH_UID = "formflow-statement-cut"
+REQUEST_DISPATCH_UID = "formflow-request-bounds"
 
 
 def _bound_sessions(bounds: list[str]) -> None:
@@ -122,15 +140,17 @@ def _bound_sessions(bounds: list[str]) -> None:
     connection_created.connect(bound, weak=False, dispatch_uid=DISPATCH_UID)
 
 
-# --- SQLite: the wait for the write lock, bounded by the request's deadline ------------------
+# --- A request's waits, bounded by its deadline ---------------------------------------------
 _request_began: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "request_began", default=None)
 
 
-def _bound_sqlite_waits() -> None:
+def _bound_request_waits() -> None:
     connection_created.connect(_bound_sqlite, weak=False, dispatch_uid=SQLITE_DISPATCH_UID)
-    request_started.connect(_began, weak=False, dispatch_uid=SQLITE_DISPATCH_UID)
-    request_finished.connect(_ended, weak=False, dispatch_uid=SQLITE_DISPATCH_UID)
+    if settings.DATABASE_SESSION_TIMEOUTS:
+        connection_created.connect(_bound_statements, weak=False, dispatch_uid=CUT_DISPATCH_UID)
+    request_started.connect(_began, weak=False, dispatch_uid=REQUEST_DISPATCH_UID)
+    request_finished.connect(_ended, weak=False, dispatch_uid=REQUEST_DISPATCH_UID)
 
 
 def _began(**_kwargs: Any) -> None:
@@ -141,6 +161,42 @@ def _ended(**_kwargs: Any) -> None:
     _request_began.set(None)
 
 
+def _seconds_left() -> float | None:
+    """Seconds before REQUEST_WAITS_END, or None outside a request."""
+    began = _request_began.get()
+    return None if began is None else began + REQUEST_WAITS_END - time.monotonic()
+
+
+# --- PostgreSQL: a statement in the request's tail gets only the time left --------------------
+def _bound_statements(sender, connection, **_kwargs) -> None:
+    if connection.vendor == "postgresql" and _cut_statement not in connection.execute_wrappers:
+        connection.execute_wrappers.insert(0, _cut_statement)
+
+
+def _cut_statement(execute, sql, params, many, context):
+    db = context["connection"]
+    if not getattr(db, "formflow_paced", False):
+        wanted = _statement_milliseconds()
+        if wanted < STATEMENT_MS or getattr(db, "formflow_statement_cut", False):
+            # Set before every statement of the tail: a rolled-back transaction takes a SET
+            # made inside it back with it, so a remembered value cannot be trusted.
+            # The lock bound too: a deferred foreign key is checked at the commit that ends
+            # an autocommit statement, where PostgreSQL has already stopped its timer.
+            lock = min(wanted, LOCK_MS)
+            with db.connection.cursor() as cursor:
+                cursor.execute(CUT_SQL, [f"{wanted}ms", f"{lock}ms"])
+            db.formflow_statement_cut = wanted < STATEMENT_MS
+    return execute(sql, params, many, context)
+
+
+def _statement_milliseconds() -> int:
+    left = _seconds_left()
+    if left is None or left * 1000 >= STATEMENT_MS:
+        return STATEMENT_MS
+    return max(MIN_STATEMENT_MS, int(left * 1000))
+
+
+# --- SQLite: the wait for the write lock -------------------------------------------------------
 def _bound_sqlite(sender, connection, **_kwargs) -> None:
     if connection.vendor != "sqlite":
         return
@@ -163,10 +219,8 @@ def _wait_for_lock(execute, sql, params, many, context):
 def _busy_milliseconds() -> int:
     """SQLITE_BUSY_TIMEOUT, or less when the request has less left before REQUEST_WAITS_END
     (in steps of 100 ms, so the last seconds do not reset it before every statement)."""
-    began = _request_began.get()
-    wait = SQLITE_BUSY_TIMEOUT
-    if began is not None:
-        wait = min(wait, began + REQUEST_WAITS_END - time.monotonic())
+    left = _seconds_left()
+    wait = SQLITE_BUSY_TIMEOUT if left is None else min(SQLITE_BUSY_TIMEOUT, left)
     return max(0, int(wait * 10)) * 100
 
 
@@ -182,4 +236,10 @@ def paced_by_client() -> Iterator[None]:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute(LIFTED_SQL)
-        yield
+        # Its statements are the client's too: the request's tail cuts none of them.
+        paced = getattr(connection, "formflow_paced", False)
+        setattr(connection, "formflow_paced", True)  # noqa: B010  (not a declared attribute)
+        try:
+            yield
+        finally:
+            setattr(connection, "formflow_paced", paced)  # noqa: B010

@@ -206,6 +206,69 @@ def test_a_stuck_lock_ends_the_request_with_a_503_in_the_contracts_shape(form,
     assert took < 30
 
 
+@contextmanager
+def form_row_held(form):
+    """Another session holds the form's row (FOR UPDATE, as a form delete does) for as long
+    as the block runs."""
+    from django.db import connections
+
+    holder = connections.create_connection("default")
+    holder.set_autocommit(False)
+    with holder.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM forms_app_form WHERE id = %s FOR UPDATE", [form.pk])
+    try:
+        yield
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("extra", [{}, {"HTTP_IDEMPOTENCY_KEY": "k-1"}], ids=["plain", "keyed"])
+def test_no_postgresql_wait_runs_past_the_requests_own_deadline(form, bounded_sessions,
+                                                                monkeypatch, extra):
+    """Each statement is bounded (5 s on a lock, 10 s in all), and a request runs several: a
+    statement in the request's tail gets only the time it has left, so the waits never add up
+    past the bound. Here the tail starts at once: the wait on the held row ends in about a
+    second, not at the lock bound's 5 s."""
+    from core.infra import dbtimeouts
+    from forms_app.models import Form
+
+    Form.objects.filter(pk=form.pk).update(field_names=[])
+    monkeypatch.setattr(dbtimeouts, "REQUEST_WAITS_END", 1.0)
+    with form_row_held(form):
+        response, took = timed_submit(form, **{"data": {"new-name": "x"}, **extra})
+
+    assert (response.status_code, response.json()) == (503, SERVICE_UNAVAILABLE)
+    assert took < 3
+    assert not Submission.objects.exists()
+    # The next statement, outside the request's tail, has the whole bounds again.
+    assert [setting("statement_timeout"), setting("lock_timeout")] == ["10s", "5s"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_reader_paced_by_its_client_is_not_cut_by_the_requests_tail(bounded_sessions,
+                                                                       monkeypatch):
+    """An export streams for as long as its client reads: deep in its request's tail, its
+    statements keep no bound, while any other statement there gets the tail's short one."""
+    from django.db import OperationalError
+
+    from core.infra import dbtimeouts
+
+    monkeypatch.setattr(dbtimeouts, "REQUEST_WAITS_END", 0.0)
+    dbtimeouts._began()
+    try:
+        with dbtimeouts.paced_by_client(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(0.3)")
+        with pytest.raises(OperationalError, match="statement timeout"), \
+                connection.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(0.3)")
+    finally:
+        dbtimeouts._ended()
+
+
 @pytest.fixture
 def sqlite_file(form, tmp_path, bounded_sessions):
     """The test database copied to a file, as the embedded setup keeps it, for this thread's
@@ -252,11 +315,11 @@ SERVICE_UNAVAILABLE = {
 }
 
 
-def timed_submit(form, **extra):
+def timed_submit(form, data=None, **extra):
     from django.test import Client
 
     started = time.monotonic()
-    response = Client().post(f"/api/v1/f/{form.slug}", {"name": "Ada"},
+    response = Client().post(f"/api/v1/f/{form.slug}", data or {"name": "Ada"},
                              content_type="application/json", **extra)
     return response, time.monotonic() - started
 
