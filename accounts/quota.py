@@ -26,7 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Sum
+from django.db.models import Max, Sum
 
 from accounts.models import UsageShard, User, current_month
 from core.infra import rawsql
@@ -51,6 +51,13 @@ def used(user_id, month: date | None = None) -> int:
     """Submissions counted for the account in ``month`` (default: this month), as recorded."""
     rows = UsageShard.objects.filter(user_id=user_id, month=month or current_month())
     return rows.aggregate(total=Sum("count"))["total"] or 0
+
+
+def used_under(user_id, month: date) -> tuple[int, int]:
+    """The recorded count and the generation it was read under, in one statement."""
+    rows = UsageShard.objects.filter(user_id=user_id, month=month)
+    read = rows.aggregate(total=Sum("count"), generation=Max("generation"))
+    return read["total"] or 0, read["generation"] or 0
 
 
 def record_insert(user_id, month: date) -> tuple[str, list]:

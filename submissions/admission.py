@@ -115,12 +115,13 @@ end
 """
 
 # KEYS: quota counter, its live reservations, its generation. ARGV: the recorded count, the
-# counter's lifetime, unused, then the ids among the reservations already stored. Only raises
-# a seeded counter; a missing one is left to the next admission, which seeds it under a new
-# generation.
+# counter's lifetime, the generation the count was read under, then the ids among the
+# reservations already stored. Only raises a seeded counter of that generation; a missing one
+# is left to the next admission, which seeds it under a new generation, and one of another
+# generation was set by a seeding or a reset after the count was read, from a newer record.
 RECOUNT = LIVE_NOT_STORED + """
 local current = redis.call('GET', KEYS[1])
-if not current or not redis.call('GET', KEYS[3]) then return -1 end
+if not current or redis.call('GET', KEYS[3]) ~= ARGV[3] then return -1 end
 local target = tonumber(ARGV[1]) + live_not_stored()
 if tonumber(current) < target then
   redis.call('SET', KEYS[1], target, 'EX', ARGV[2])
@@ -257,8 +258,8 @@ def _recount(client, user_id, month: date) -> int:
     keys = _quota_keys(user_id, month)
     held = [token.decode() for token in _script(client, LIVE)(keys=keys[1:2])]
     stored = _stored_among(held)
-    recorded = quota.used(user_id, month)
-    args = [recorded, quota.KEY_TTL_SECONDS, 0, *stored]
+    recorded, generation = quota.used_under(user_id, month)
+    args = [recorded, quota.KEY_TTL_SECONDS, str(generation), *stored]
     return int(_script(client, RECOUNT)(keys=keys, args=args))
 
 

@@ -139,6 +139,31 @@ def test_a_rescue_after_recent_submissions_counts_one_more_not_more(owner_api, p
     assert inbox() == LIMIT
 
 
+def test_a_recount_racing_an_operator_reset_leaves_the_reset_counter(owner_api, public, form,
+                                                                     user, monkeypatch):
+    """A rescue's recount reads the record, then an operator's reset lands before the recount
+    sets the counter: the reset's counter (nothing used) stands, not the count read before."""
+    for n in range(3):
+        assert submit(public, form, {"before": str(n)}).status_code == 200
+    held = Submission.objects.create(form=form, data=[["m", "casino"]], status=Status.SPAM,
+                                     spam={"score": 1, "reasons": ["blocked_word"]})
+    read = quota.used_under
+
+    def read_then_reset(*args, **kwargs):
+        monkeypatch.setattr(quota, "used_under", read)
+        counted = read(*args, **kwargs)
+        usage_reset(user=user)
+        return counted
+
+    monkeypatch.setattr(quota, "used_under", read_then_reset)
+    rescue = owner_api.post(f"/api/v1/forms/{form.pk}/submissions/{held.pk}/not-spam")
+    assert rescue.status_code == 200
+    assert quota.used_under is read  # the recount ran
+
+    assert ten_more(public, form) == LIMIT
+    assert quota.used(form.owner_id) == LIMIT
+
+
 def test_a_flush_mid_month_with_nothing_running(public, form):
     use(form, 3)
     assert submit(public, form, {"n": "first"}).status_code == 200
