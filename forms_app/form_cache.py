@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from accounts.models import User
 from core.infra import redis, versions
@@ -36,7 +35,7 @@ class Stale(Exception):
 
 @dataclass(frozen=True)
 class _Kept:
-    row: list[Any]
+    form: Form  # never handed out: each request gets a copy (PUBLIC_FORM.copy)
     tokens: tuple[str, str]
     read_at: float
 
@@ -67,7 +66,7 @@ def form_at(slug: str) -> Form | None:
 
 
 def _built(kept: _Kept) -> Form:
-    form = PUBLIC_FORM.build(kept.row)
+    form = PUBLIC_FORM.copy(kept.form)
     form._kept_tokens = kept.tokens  # type: ignore[attr-defined]
     return form
 
@@ -92,7 +91,7 @@ def _read_and_keep(client, slug: str) -> Form | None:
     form = PUBLIC_FORM.build(row)
     if tokens is None or (form.pk, form.owner_id) != (first.pk, first.owner_id):
         return form
-    kept = _Kept(row, (tokens[0], tokens[1]), time.monotonic())
+    kept = _Kept(form, (tokens[0], tokens[1]), time.monotonic())
     _keep(slug, kept)
     return _built(kept)
 

@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from django.db import connection
 from django.db.models import Field, Model
+from django.db.models.base import ModelState
 
 
 def table(model: type[Model]) -> str:
@@ -120,3 +121,19 @@ class OwnedRow(Generic[M]):
         found: Any = self.model.from_db(connection.alias, self.fields, row[:split])
         found.owner = self.owner_model.from_db(connection.alias, self.owner_fields, row[split:])
         return found
+
+    def copy(self, built: M) -> M:
+        """New instances equal to ``built`` (from ``build``), sharing its values as ``build``
+        shares the row's: a fifth of the cost of building them again, which runs every
+        field through ``Model.__init__``."""
+        found = _copied(built)
+        found._state.fields_cache["owner"] = _copied(built.owner)  # type: ignore[attr-defined]
+        return found
+
+
+def _copied(instance: M) -> M:
+    state = ModelState()
+    state.adding, state.db = False, instance._state.db
+    found = instance.__class__.__new__(instance.__class__)
+    found.__dict__ = {**instance.__dict__, "_state": state}
+    return found

@@ -60,6 +60,21 @@ def test_a_kept_form_is_not_read_again(public, form):
     assert "SELECT" not in statements
 
 
+def test_each_request_gets_its_own_copy_of_a_kept_form(public, form):
+    """A kept form is copied for each request, not built again: what one request sets on its
+    form (a kept copy's tokens, a cached relation) is not what the next one finds."""
+    submit(public, form, {"name": "first"})
+    one, two = form_cache.form_at(form.slug), form_cache.form_at(form.slug)
+
+    assert one is not two and one.owner is not two.owner
+    assert (one.pk, one.owner_id, one.slug) == (two.pk, two.owner_id, form.slug)
+    assert one.owner.pk == form.owner_id and not one._state.adding
+    one.name = "changed here"
+    one.owner.monthly_submission_limit = 1
+    assert two.name == form.name
+    assert form_cache.form_at(form.slug).owner.monthly_submission_limit != 1
+
+
 def test_without_its_token_renewed_a_change_would_go_unseen(public, form):
     """What the tokens are for: the kept copy is trusted until they say otherwise."""
     submit(public, form)
