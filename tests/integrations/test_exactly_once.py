@@ -173,6 +173,29 @@ def test_a_trickling_destination_ends_the_attempt_at_its_deadline(user, allow_pr
     assert trickle.served + slow_relay.messages == 1
 
 
+def test_the_watchdog_is_woken_only_by_a_nearer_deadline(monkeypatch):
+    """Calls share one bound: the watchdog sleeps until the nearest deadline, and a call that
+    ends later does not wake it. One that ends sooner does, and is cut in time."""
+    from core.infra import wallclock
+
+    dog = wallclock._Watchdog()
+    wakes = []
+    notify = dog.wake.notify
+    monkeypatch.setattr(dog.wake, "notify", lambda *args: (wakes.append(1), notify(*args)))
+    now = time.monotonic()
+    first = dog.watch(now + 10)
+    later = [dog.watch(now + 10 + n / 100) for n in range(1, 101)]
+    assert len(wakes) == 1
+
+    sooner = dog.watch(now + 0.2)
+
+    assert len(wakes) == 2
+    assert sooner.cut.wait(timeout=2)
+    assert not first.cut.is_set() and not any(entry.cut.is_set() for entry in later)
+    for entry in [first, *later]:
+        entry.done = True
+
+
 def test_dns_that_never_answers_ends_the_attempt_at_its_deadline(monkeypatch):
     never = threading.Event()
 
