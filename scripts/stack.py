@@ -2,7 +2,9 @@
 
 Standard library only. The command lines come from the Procfile (scripts/procfile.py); this
 module runs them, each in its own session so that stopping one reaches its children and no
-other process, and waits for the service to answer.
+other process, on free ports (within STACK_PORTS=first-last when set), waits for the service
+to answer, makes requests to it, and times what the benches measure (``timed``). A script or
+bench keeps no copy of these.
 """
 
 from __future__ import annotations
