@@ -102,16 +102,3 @@ def send_sign_in_alert(user_id: str) -> None:
         )
     except OSError:
         return  # recorded by the mailer; an alert is not worth retrying into the next hour
-
-
-@shared_task
-def send_verification_email(user_id: str, sealed_code: str) -> None:
-    """Messages queued by an earlier version of the service still get sent."""
-    send_code_email.delay(user_id, sealed_code, CodePurpose.VERIFY)
-
-
-@shared_task
-def purge_revoked_tokens() -> int:
-    from accounts.services import revoked_tokens_purge
-
-    return revoked_tokens_purge()

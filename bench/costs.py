@@ -24,11 +24,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import load
+import stack  # scripts/stack.py, on the path load.py set
 
 
 def _marker(name: str) -> str:
     """The first four words of a Procfile line, as they show in /proc."""
-    return " ".join(load.stack.command(name, env={})[:4])
+    return " ".join(stack.command(name, env={})[:4])
 
 
 GROUPS = {
@@ -75,20 +76,21 @@ def main() -> None:
     args = argparse.Namespace(setup="production", accounts=1, connections=16,
                               **vars(parser.parse_args()))
     work = Path(tempfile.mkdtemp(prefix="formflow-costs-"))
-    hook_port, port = load.free_port(), load.free_port()
+    hook_port, port = stack.free_port(), stack.free_port()
     base = f"http://127.0.0.1:{port}"
     env, slugs = load.prepare(args, work, hook_port)
     paths = [f"/api/v1/f/{slug}" for slug in slugs]
     service = load.servers(args, env, port, None)
     report = {}
-    with ExitStack() as stack:
+    with ExitStack() as running:
         receiver = [sys.executable, load.ROOT / "bench" / "receiver.py", hook_port]
-        stack.enter_context(load.process(receiver, env, work / "receiver.log"))
+        running.enter_context(stack.started(receiver, env, work / "receiver.log"))
         children = {
-            name: stack.enter_context(load.process(command, service["env"], work / f"{name}.log"))
+            name: running.enter_context(
+                stack.started(command, service["env"], work / f"{name}.log"))
             for name, command in service["commands"].items()
         }
-        load.wait_up(base + "/healthz")
+        stack.wait_for_answer(base + "/healthz")
         time.sleep(2)
         load.warm_up(env, base, paths, args)
         load.drain(env, hook_port)

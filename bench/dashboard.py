@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import exports
 import load
+import stack  # scripts/stack.py, on the path load.py set
 
 SPREAD = exports.SEED.replace("now() - interval '30 days' + n * interval '1 ms'",
                               "now() - interval '29 days' + n * (interval '29 days' / {rows})")
@@ -56,7 +57,7 @@ def page(url: str, token: str) -> dict:
             response.read()
             assert response.status == 200, url
 
-    return load.stack.timed(fetch, 10, warm_up=WARM_UP)
+    return stack.timed(fetch, 10, warm_up=WARM_UP)
 
 
 def main() -> None:
@@ -74,10 +75,10 @@ def main() -> None:
     week_ago = (datetime.now(UTC) - timedelta(days=6)).date().isoformat()
     service = load.servers(args, env, port, None)
     report: dict = {"rows": args.rows}
-    with ExitStack() as stack:
-        stack.enter_context(load.process(service["commands"]["web"], service["env"],
-                                         work / "web.log"))
-        load.wait_up(base + "/healthz")
+    with ExitStack() as running:
+        running.enter_context(stack.started(service["commands"]["web"], service["env"],
+                                            work / "web.log"))
+        stack.wait_for_answer(base + "/healthz")
         pages = {
             "forms_list": "/dashboard/",
             "form_page_1": f"/dashboard/forms/{form}",

@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import load
+import stack  # scripts/stack.py, on the path load.py set
 
 SEED = """
 INSERT INTO forms_app_form (id, owner_id, slug, name, allowed_origins, rate_limit,
@@ -275,8 +276,8 @@ def big_form_setup(doc: str, rows: int, name: str):
     args = argparse.Namespace(setup="production", accounts=1, server="edge",
                               **vars(parser.parse_args()))
     work = Path(tempfile.mkdtemp(prefix=f"formflow-{name}-"))
-    port = load.free_port()
-    env, _ = load.prepare(args, work, load.free_port())
+    port = stack.free_port()
+    env, _ = load.prepare(args, work, stack.free_port())
     return args, work, port, f"http://127.0.0.1:{port}", env
 
 
@@ -296,10 +297,10 @@ def main() -> None:
     # The contract's 60 requests a minute would make the walk take hours: lifted here.
     env = {**env, "PULL_REQUESTS_PER_MINUTE": str(10**6)}
     service = load.servers(args, env, port, None)
-    with ExitStack() as stack:
-        web = stack.enter_context(load.process(service["commands"]["web"], service["env"],
-                                               work / "web.log"))
-        load.wait_up(base + "/healthz")
+    with ExitStack() as running:
+        web = running.enter_context(stack.started(service["commands"]["web"], service["env"],
+                                                  work / "web.log"))
+        stack.wait_for_answer(base + "/healthz")
         owner = {"Authorization": f"Bearer {token}"}
         puller = {"Authorization": f"Bearer {key}"}
         targets = {

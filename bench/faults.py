@@ -40,8 +40,13 @@ from collections import Counter
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from load import ROOT, VENV_BIN, free_port, manage, process, receiver_stats, wait_up
-from stack import command as procfile_command  # scripts/stack.py, on the path load.py set
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import stack  # noqa: E402  (scripts/stack.py: starting, probing and stopping the stack)
+from load import descendants, manage, receiver_stats  # noqa: E402
+
+VENV_BIN = stack.RUNTIME_BIN
 
 BODY = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Fault test"}
 SETUP = """
@@ -125,7 +130,7 @@ class Postgres:
 
     def __init__(self) -> None:
         self.version = sorted(os.listdir("/etc/postgresql"))[-1]  # Debian's cluster layout
-        self.port = free_port()
+        self.port = stack.free_port()
         self.name = f"faults{self.port}"
         subprocess.run(["pg_createcluster", self.version, self.name, "-p", str(self.port), "--",
                         "--auth=trust"], check=True, stdout=subprocess.DEVNULL)
@@ -145,7 +150,7 @@ class Postgres:
 
 class Redis:
     def __init__(self, work: Path) -> None:
-        self.port, self.work = free_port(), work
+        self.port, self.work = stack.free_port(), work
         self.child: subprocess.Popen | None = None
         self.start()
 
@@ -193,11 +198,15 @@ def stored(env: dict) -> int:
 
 
 def web_command(env: dict, port: int) -> list:
-    return procfile_command("web", {**env, "PORT": str(port)}, VENV_BIN)
+    return stack.command("web", {**env, "PORT": str(port)}, VENV_BIN)
 
 
 def worker_command(env: dict) -> list:
-    return procfile_command("worker", env, VENV_BIN)
+    return stack.command("worker", env, VENV_BIN)
+
+
+def receiver_command(port: int) -> list:
+    return [sys.executable, ROOT / "bench" / "receiver.py", port]
 
 
 def supervised_worker(env: dict) -> list:
@@ -235,23 +244,27 @@ def report(name: str, load: Load, stored_count: int, stats: dict, back: float | 
 # --- Scenarios --------------------------------------------------------------------------------
 
 
+def start(running: ExitStack, words: list, env: dict, log: Path) -> subprocess.Popen:
+    """Started now, stopped (with its children) when ``running`` closes."""
+    return running.enter_context(stack.started(words, env, log))
+
+
 @contextmanager
-def production_stack(work: Path, stack: ExitStack):
+def production_stack(work: Path, running: ExitStack):
     postgres = Postgres()
-    stack.callback(postgres.drop)
+    running.callback(postgres.drop)
     redis = Redis(work)
-    stack.callback(redis.stop)
-    hook_port, port = free_port(), free_port()
-    stack.enter_context(process([sys.executable, ROOT / "bench" / "receiver.py", hook_port],
-                                os.environ, work / "receiver.log"))
+    running.callback(redis.stop)
+    hook_port, port = stack.free_port(), stack.free_port()
+    start(running, receiver_command(hook_port), os.environ, work / "receiver.log")
     database = postgres.url.rsplit("/", 1)[0] + "/formflow_faults"
     subprocess.run(["psql", "-q", postgres.url, "-c", "CREATE DATABASE formflow_faults"],
                    check=True)
     env = stack_env(work, database, f"redis://127.0.0.1:{redis.port}/0")
     slug = prepare(env, hook_port)
-    stack.enter_context(process(web_command(env, port), env, work / "web.log"))
-    stack.enter_context(process(procfile_command("beat", env, VENV_BIN), env, work / "beat.log"))
-    wait_up(f"http://127.0.0.1:{port}/healthz")
+    start(running, web_command(env, port), env, work / "web.log")
+    start(running, stack.command("beat", env, VENV_BIN), env, work / "beat.log")
+    stack.wait_for_answer(f"http://127.0.0.1:{port}/healthz")
     yield {"env": env, "port": port, "hook_port": hook_port, "slug": slug,
            "postgres": postgres, "redis": redis}
 
@@ -261,9 +274,8 @@ def at(seconds_after: float, start: float) -> None:
 
 
 def redis_outage(work: Path) -> dict:
-    with ExitStack() as stack, production_stack(work, stack) as s:
-        stack.enter_context(process(supervised_worker(s["env"]), s["env"],
-                                    work / "worker.log"))
+    with ExitStack() as running, production_stack(work, running) as s:
+        start(running, supervised_worker(s["env"]), s["env"], work / "worker.log")
         load = Load(s["port"], s["slug"], 1000, 50).start()
         at(10, load.started)
         s["redis"].stop()
@@ -278,17 +290,15 @@ def redis_outage(work: Path) -> dict:
 
 
 def worker_killed(work: Path) -> dict:
-    with ExitStack() as stack, production_stack(work, stack) as s:
-        worker = subprocess.Popen(worker_command(s["env"]), cwd=ROOT, env=s["env"],
-                                  stdout=(work / "worker.log").open("ab"),
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+    with ExitStack() as running, production_stack(work, running) as s:
+        worker = start(running, worker_command(s["env"]), s["env"], work / "worker.log")
         time.sleep(5)  # the worker is up and idle
         load = Load(s["port"], s["slug"], 300, 3).start()
         time.sleep(2)  # mid-burst, with deliveries under way
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
         time.sleep(3)
-        stack.enter_context(process(worker_command(s["env"]), s["env"], work / "worker.log"))
+        start(running, worker_command(s["env"]), s["env"], work / "worker.log")
         back = time.time()
         load.wait()
         stats = wait_delivered(s["hook_port"], load.accepted, 90)
@@ -298,8 +308,8 @@ def worker_killed(work: Path) -> dict:
 
 
 def database_outage(work: Path) -> dict:
-    with ExitStack() as stack, production_stack(work, stack) as s:
-        stack.enter_context(process(worker_command(s["env"]), s["env"], work / "worker.log"))
+    with ExitStack() as running, production_stack(work, running) as s:
+        start(running, worker_command(s["env"]), s["env"], work / "worker.log")
         load = Load(s["port"], s["slug"], 600, 30).start()
         at(5, load.started)
         s["postgres"].stop()
@@ -319,17 +329,16 @@ def database_outage(work: Path) -> dict:
 
 
 def embedded_worker_killed(work: Path) -> dict:
-    port, hook_port = free_port(), free_port()
+    port, hook_port = stack.free_port(), stack.free_port()
     env = stack_env(work, None, None)
     env["BASE_URL"] = f"http://127.0.0.1:{port}"
-    with ExitStack() as stack:
-        stack.enter_context(process([sys.executable, ROOT / "bench" / "receiver.py", hook_port],
-                                    os.environ, work / "receiver.log"))
+    with ExitStack() as running:
+        start(running, receiver_command(hook_port), os.environ, work / "receiver.log")
         subprocess.run([sys.executable, "dev.py", "install"], cwd=ROOT, check=True)
         slug = prepare(env, hook_port)
-        dev = stack.enter_context(process([sys.executable, "dev.py", "start", "--port",
-                                           str(port)], env, work / "dev.log"))
-        wait_up(f"http://127.0.0.1:{port}/healthz")
+        dev = start(running, [sys.executable, "dev.py", "start", "--port", str(port)], env,
+                    work / "dev.log")
+        stack.wait_for_answer(f"http://127.0.0.1:{port}/healthz")
         load = Load(port, slug, 400, 20).start()
         time.sleep(5)
         worker = celery_worker_of(dev.pid)
@@ -346,8 +355,6 @@ def embedded_worker_killed(work: Path) -> dict:
 
 
 def celery_worker_of(dev_pid: int) -> int:
-    from load import descendants
-
     for pid in descendants(dev_pid):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")

@@ -34,7 +34,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import stack  # noqa: E402  (scripts/stack.py: the Procfile's lines, starting and stopping them)
 
 VENV_BIN = stack.RUNTIME_BIN
-free_port = stack.free_port
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 # Several people may bench on one machine: each names its own database, Redis database and
 # port range (BENCH_DATABASE, BENCH_REDIS_DB, and STACK_PORTS=first-last for scripts/stack.py).
@@ -77,19 +76,6 @@ request = function()
   return wrk.format(nil, paths[(n %% #paths) + 1], nil, body)
 end
 """
-
-
-@contextmanager
-def process(command: list, env: dict, log: Path):
-    with stack.started(command, env, log) as child:
-        yield child
-
-
-def wait_up(url: str, timeout: float = 120) -> None:
-    try:
-        stack.wait_for_answer(url, timeout)
-    except stack.StackFailed as error:
-        raise SystemExit(str(error)) from None
 
 
 def cpu_seconds(pid: int) -> float:
@@ -334,18 +320,18 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit("wrk is needed: apt-get install wrk")
     subprocess.run([sys.executable, "dev.py", "install"], cwd=ROOT, check=True)
     work = Path(tempfile.mkdtemp(prefix="formflow-load-"))
-    hook_port, port = free_port(), free_port()
+    hook_port, port = stack.free_port(), stack.free_port()
     base = f"http://127.0.0.1:{port}"
     env, slugs = prepare(args, work, hook_port)
     paths = [f"/api/v1/f/{slug}" for slug in slugs]
     report: dict = {"setup": args.setup, "accounts": args.accounts}
-    with ExitStack() as stack:
-        stack.enter_context(process([sys.executable, ROOT / "bench" / "receiver.py", hook_port],
-                                    env, work / "receiver.log"))
+    with ExitStack() as running:
+        receiver = [sys.executable, ROOT / "bench" / "receiver.py", hook_port]
+        running.enter_context(stack.started(receiver, env, work / "receiver.log"))
         # The floor first, on the same settings and server, then FormFlow.
         floor = servers(args, env, port, "bench.floor_settings")
-        with process(floor["commands"]["web"], floor["env"], work / "floor.log") as web:
-            wait_up(base + "/api/v1/f/none", 60)
+        with stack.started(floor["commands"]["web"], floor["env"], work / "floor.log") as web:
+            stack.wait_for_answer(base + "/api/v1/f/none", 60)
             warm_up(env, base, paths, args)
             floors = [spread(web.pid, lambda: wrk(base, paths, args.seconds, args.connections))
                       for _ in range(args.runs)]
@@ -353,10 +339,11 @@ def run(args: argparse.Namespace) -> None:
         report["floor"] = max(floors, key=lambda result: result["rps"])
         service = servers(args, env, port, None)
         children = {
-            name: stack.enter_context(process(command, service["env"], work / f"{name}.log"))
+            name: running.enter_context(
+                stack.started(command, service["env"], work / f"{name}.log"))
             for name, command in service["commands"].items()
         }
-        wait_up(base + "/healthz")
+        stack.wait_for_answer(base + "/healthz")
         time.sleep(2)
         warm_up(env, base, paths, args)
         drain(env, hook_port)

@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import load
+import stack  # scripts/stack.py, on the path load.py set
 
 SEED = """
 INSERT INTO submissions_submission (id, form_id, data, ip, user_agent, origin, status,
@@ -105,7 +106,7 @@ def main() -> None:
     args = argparse.Namespace(setup="production", accounts=1, server="edge",
                               **vars(parser.parse_args()))
     work = Path(tempfile.mkdtemp(prefix="formflow-purge-"))
-    hook_port, port = load.free_port(), load.free_port()
+    hook_port, port = stack.free_port(), stack.free_port()
     base = f"http://127.0.0.1:{port}"
     env, slugs = load.prepare(args, work, hook_port)
     paths = [f"/api/v1/f/{slug}" for slug in slugs]
@@ -114,12 +115,12 @@ def main() -> None:
     seed_seconds = time.monotonic() - seeded
     service = load.servers(args, env, port, None)
     service["commands"].pop("beat")  # the purge runs when this script says
-    with ExitStack() as stack:
+    with ExitStack() as running:
         receiver = [sys.executable, load.ROOT / "bench" / "receiver.py", hook_port]
-        stack.enter_context(load.process(receiver, env, work / "receiver.log"))
+        running.enter_context(stack.started(receiver, env, work / "receiver.log"))
         for name, command in service["commands"].items():
-            stack.enter_context(load.process(command, service["env"], work / f"{name}.log"))
-        load.wait_up(base + "/healthz")
+            running.enter_context(stack.started(command, service["env"], work / f"{name}.log"))
+        stack.wait_for_answer(base + "/healthz")
         time.sleep(2)
         purge_command = [str(load.VENV_BIN / "python"), "manage.py", "purge"]
         run = asyncio.run(traffic(base, paths, args.rate, purge_command, env, 5.0, 2.0))

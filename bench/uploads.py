@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import load  # bench/load.py: processes, readiness, /proc helpers
+import load  # bench/load.py: its manage.py and /proc helpers
+import stack  # scripts/stack.py, on the path load.py set
 
 MB = 1000 * 1000
 BOUNDARY = "BenchBoundary"
@@ -144,15 +145,15 @@ def main() -> None:
     parser.add_argument("--storage", choices=["local", "s3"], default="local")
     args = parser.parse_args()
     bin_dir = python_bin()
-    with tempfile.TemporaryDirectory() as scratch, ExitStack() as stack:
+    with tempfile.TemporaryDirectory() as scratch, ExitStack() as running:
         work = Path(scratch)
-        moto_port = load.free_port()
+        moto_port = stack.free_port()
         if args.storage == "s3":
             from moto.server import ThreadedMotoServer
 
             moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
             moto.start()
-            stack.callback(moto.stop)
+            running.callback(moto.stop)
             import boto3
 
             boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}",
@@ -161,13 +162,13 @@ def main() -> None:
         env = environment(work, args.storage, moto_port)
         load.manage(env, "migrate", "--no-input", python=bin_dir / "python")
         slug = load.manage(env, "shell", "-c", SETUP, python=bin_dir / "python").split()[-1]
-        port = load.free_port()
+        port = stack.free_port()
         # The Procfile's web line, with one process: the peak memory read is that process's.
-        web_line = load.stack.command("web", {**env, "PORT": str(port), "BIND_HOST": "127.0.0.1",
-                                              "WEB_CONCURRENCY": "1", "WEB_THREADS": "8"},
-                                      bin_dir)
-        web = stack.enter_context(load.process(web_line, env, work / "web.log"))
-        load.wait_up(f"http://127.0.0.1:{port}/healthz")
+        web_line = stack.command("web", {**env, "PORT": str(port), "BIND_HOST": "127.0.0.1",
+                                         "WEB_CONCURRENCY": "1", "WEB_THREADS": "8"},
+                                 bin_dir)
+        web = running.enter_context(stack.started(web_line, env, work / "web.log"))
+        stack.wait_for_answer(f"http://127.0.0.1:{port}/healthz")
         (worker_pid,) = load.descendants(web.pid)
         results = {"storage": args.storage, "count": args.count,
                    "rss_mb_at_start": round(peak_rss_mb(worker_pid), 1), "sizes": {}}

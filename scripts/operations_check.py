@@ -20,14 +20,11 @@ import base64
 import json
 import os
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
+from contextlib import ExitStack
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
@@ -35,7 +32,7 @@ from aiosmtpd.controller import Controller
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import procfile  # noqa: E402  (beside this file)
+import stack  # noqa: E402  (scripts/stack.py: starting, probing and stopping the stack)
 
 METRICS_TOKEN = secrets.token_urlsafe(24)
 OWNER, PASSWORD = "owner@example.com", secrets.token_urlsafe(18)
@@ -58,24 +55,9 @@ def say(text: str) -> None:
     print(f"operations: {text}", flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def call(method: str, url: str, body: dict | None = None, token: str | None = None,
          ) -> tuple[int, bytes]:
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
+    return stack.request(method, url, body, token, timeout=10)[:2]
 
 
 def wait_for(what: str, test, timeout: float, every: float = 1.0):
@@ -122,21 +104,9 @@ def manage(env: dict, *args: str, stdin: str | None = None) -> subprocess.Comple
                           capture_output=True, text=True, timeout=120)
 
 
-def start(name: str, env: dict, logs: Path) -> subprocess.Popen:
-    words = procfile.command(name, env, bin_dir=Path(sys.executable).parent)
-    log = (logs / f"{name}.log").open("w")
-    return subprocess.Popen(words, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+def start(name: str, env: dict, logs: Path, processes: ExitStack) -> subprocess.Popen:
+    words = stack.command(name, env, bin_dir=Path(sys.executable).parent)
+    return processes.enter_context(stack.started(words, env, logs / f"{name}.log"))
 
 
 def readiness(base: str) -> tuple[int, dict]:
@@ -182,7 +152,7 @@ def check(base: str, env: dict, inbox: Inbox, processes: dict) -> None:
         raise CheckFailed("/metrics answers without the token")
     say("/metrics counts the submission and its delivery from every process")
 
-    stop(processes["beat"])
+    stack.stop(processes["beat"], timeout=20)
     say("beat stopped; waiting for its heartbeat to age past 2 minutes")
 
     def unavailable():
@@ -206,9 +176,9 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=0, help="the web port (default: any free)")
     args = parser.parse_args()
     inbox = Inbox()
-    smtp = Controller(inbox, hostname="127.0.0.1", port=free_port())
+    smtp = Controller(inbox, hostname="127.0.0.1", port=stack.free_port())
     smtp.start()
-    port = args.port or free_port()
+    port = args.port or stack.free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="formflow-operations-") as folder:
         work = Path(folder)
@@ -216,6 +186,7 @@ def main() -> int:
         logs.mkdir()
         env = environment(args, work / "data", port, smtp.port)
         processes: dict[str, subprocess.Popen] = {}
+        running = ExitStack()
         try:
             for step in (["migrate", "--no-input"],):
                 done = manage(env, *step)
@@ -226,7 +197,7 @@ def main() -> int:
             if done.returncode:
                 raise CheckFailed(f"createuser: {done.stderr}")
             for name in ("web", "worker", "beat"):
-                processes[name] = start(name, env, logs)
+                processes[name] = start(name, env, logs, running)
             check(base, env, inbox, processes)
         except CheckFailed as error:
             for log in sorted(logs.glob("*.log")):
@@ -234,8 +205,7 @@ def main() -> int:
             print(f"operations: FAILED: {error}", file=sys.stderr)
             return 1
         finally:
-            for process in processes.values():
-                stop(process)
+            running.close()
             smtp.stop()
     say("passed")
     return 0

@@ -80,7 +80,7 @@ ENV_FILE = "/etc/formflow/formflow.env"
 
 UNIT = """\
 # Generated from the Procfile by `python3 scripts/procfile.py units deploy/systemd`
-# (tests/test_procfile.py checks that it matches): edit the Procfile, not this file.
+# (tests/project/test_procfile.py checks that it matches): edit the Procfile, not this file.
 # docs/deploy.md says where each path comes from.
 [Unit]
 Description=FormFlow {name}

@@ -82,19 +82,7 @@ def say(message: str) -> None:
 def request(base: str, method: str, path: str, body=None, token: str | None = None,
             headers: dict | None = None):
     """One JSON request; returns (status, parsed body or None, response headers)."""
-    data = json.dumps(body).encode() if body is not None else None
-    prepared = urllib.request.Request(base + path, data=data, method=method,
-                                      headers=headers or {})
-    prepared.add_header("Accept", "application/json")
-    if data is not None:
-        prepared.add_header("Content-Type", "application/json")
-    if token:
-        prepared.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(prepared, timeout=15, context=TLS) as response:
-            status, raw, got = response.status, response.read(), response.headers
-    except urllib.error.HTTPError as error:
-        status, raw, got = error.code, error.read(), error.headers
+    status, raw, got = stack.request(method, base + path, body, token, headers, context=TLS)
     try:
         return status, json.loads(raw) if raw else None, got
     except ValueError:

@@ -2,7 +2,9 @@
 
 Standard library only. The command lines come from the Procfile (scripts/procfile.py); this
 module runs them, each in its own session so that stopping one reaches its children and no
-other process, and waits for the service to answer.
+other process, on free ports (within STACK_PORTS=first-last when set), waits for the service
+to answer, makes requests to it, and times what the benches measure (``timed``). A script or
+bench keeps no copy of these.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from email.message import Message
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,6 +38,7 @@ __all__ = [
     "free_port",
     "port_taken",
     "probe",
+    "request",
     "stage",
     "started",
     "stop",
@@ -116,15 +120,32 @@ def stop(process: subprocess.Popen, timeout: float = 30) -> None:
             process.wait()
 
 
+def request(
+    method: str, url: str, body: object = None, token: str | None = None,
+    headers: Mapping[str, str] | None = None, timeout: float = 15,
+    context: ssl.SSLContext | None = None,
+) -> tuple[int, bytes, Message]:
+    """One request, ``body`` sent as JSON: its status, raw body and headers, an error status
+    included. A connection that fails raises OSError."""
+    data = json.dumps(body).encode() if body is not None else None
+    prepared = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    prepared.add_header("Accept", "application/json")
+    if data is not None:
+        prepared.add_header("Content-Type", "application/json")
+    if token:
+        prepared.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(prepared, timeout=timeout, context=context) as response:
+            return response.status, response.read(), response.headers
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), error.headers
+
+
 def probe(url: str, headers: Mapping[str, str] | None = None,
           context: ssl.SSLContext | None = None) -> tuple[int, dict | None]:
     """One GET: its status (0 when nothing answered) and its JSON body, if it has one."""
-    request = urllib.request.Request(url, headers=dict(headers or {}))
     try:
-        with urllib.request.urlopen(request, timeout=5, context=context) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        status, raw = error.code, error.read()
+        status, raw, _ = request("GET", url, headers=headers, timeout=5, context=context)
     except OSError:
         return 0, None
     try:

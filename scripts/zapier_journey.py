@@ -37,10 +37,10 @@ import secrets
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import stack  # scripts/stack.py, beside this file
 
 EVENT_WAIT_SECONDS = 30.0
 QUIET_SECONDS = 3.0
@@ -56,18 +56,8 @@ def say(message: str) -> None:
 
 def call(base: str, method: str, path: str, *, key: str | None = None, body=None):
     """One JSON request: (status, parsed body or None, headers)."""
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method)
-    request.add_header("Accept", "application/json")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
     try:
-        with urllib.request.urlopen(request, timeout=15) as response:
-            status, raw, headers = response.status, response.read(), response.headers
-    except urllib.error.HTTPError as error:
-        status, raw, headers = error.code, error.read(), error.headers
+        status, raw, headers = stack.request(method, base + path, body, key)
     except OSError as error:
         raise JourneyFailed(f"{method} {path}: {error}") from None
     return status, (json.loads(raw) if raw else None), headers

@@ -2,18 +2,12 @@
 
 from celery import shared_task
 
-from submissions import feed, lifecycle, services
+from submissions import feed, lifecycle
 
 
 @shared_task(ignore_result=True)
 def purge() -> dict[str, int]:
     return lifecycle.purge()
-
-
-@shared_task(ignore_result=True)
-def purge_spam() -> int:
-    """Messages queued by an earlier version of the service still run; beat sends purge."""
-    return services.spam_purge()
 
 
 @shared_task(ignore_result=True)

@@ -14,7 +14,7 @@ from django.core.files.storage import storages
 from config.env import ConfigError
 from config.storage import uploads_storage
 from tests.files.helpers import PDF, post, upload, upload_form
-from tests.test_boot import ENTRY_POINTS, start
+from tests.project.test_boot import ENTRY_POINTS, start
 
 DATA = Path("/data")
 S3_ENVIRONMENT = {"S3_ENDPOINT_URL": "https://minio.internal:9000",

@@ -3,7 +3,7 @@
 
 import pytest
 
-from tests.test_errors_and_docs import assert_error_shape
+from tests.core.test_errors_and_docs import assert_error_shape
 
 
 @pytest.mark.parametrize("method", ["post", "options"])

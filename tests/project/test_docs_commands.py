@@ -8,16 +8,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("README.md", "docs/deploy.md", "docs/operating.md")
 
 # The start of a command -> (the file that runs it, what in that file runs it).
 RUN_BY = {
     "python3 dev.py start": ("scripts/smoke.py", '"dev.py", "start", "--port"'),
     "python3 dev.py test": (".ci/run", "python3 dev.py test"),
-    "python3 scripts/procfile.py show": ("tests/test_procfile.py", '"scripts/procfile.py", "show"'),
+    "python3 scripts/procfile.py show": (
+        "tests/project/test_procfile.py", '"scripts/procfile.py", "show"'),
     "python3 scripts/procfile.py units deploy/systemd": (
-        "tests/test_procfile.py", "on_disk == generated"),
+        "tests/project/test_procfile.py", "on_disk == generated"),
     "python3 scripts/deploy_check.py": (".ci/run", "python3 scripts/deploy_check.py"),
     "python3 scripts/smoke.py production": (".ci/run", "python3 scripts/smoke.py production"),
     "python3 scripts/smoke.py embedded": (".ci/run", "python3 scripts/smoke.py embedded"),
@@ -26,7 +27,7 @@ RUN_BY = {
     "pg_restore --no-owner --exit-on-error": (
         "scripts/deploy_check.py", '"pg_restore", "--no-owner", "--exit-on-error"'),
     "sudo /opt/formflow/deploy/formflow-manage ": (
-        "tests/test_procfile.py",
+        "tests/project/test_procfile.py",
         "def test_formflow_manage_runs_manage_py_with_the_environment_file"),
     # CI runs `python manage.py` inside the image it builds, as compose's exec does.
     "docker compose exec web python manage.py ": (
@@ -34,11 +35,11 @@ RUN_BY = {
     'curl -H "Authorization: Bearer $METRICS_TOKEN" ': (
         "scripts/operations_check.py", 'call("GET", f"{base}/metrics", token=METRICS_TOKEN)'),
     # The README's "Try it" block, run whole by bash against a live server.
-    "curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
-    "CODE=": ("tests/test_readme.py", "CODE={code}"),
-    "TOKEN=$(curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
-    "FORM=$(curl ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
-    "SLUG=$(echo ": ("tests/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "curl ": ("tests/project/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "CODE=": ("tests/project/test_readme.py", "CODE={code}"),
+    "TOKEN=$(curl ": ("tests/project/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "FORM=$(curl ": ("tests/project/test_readme.py", "def test_the_try_it_block_works_as_written"),
+    "SLUG=$(echo ": ("tests/project/test_readme.py", "def test_the_try_it_block_works_as_written"),
 }
 
 

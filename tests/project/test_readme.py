@@ -14,7 +14,7 @@ from tests.conftest import last_code
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def try_it_block() -> str:

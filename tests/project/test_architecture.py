@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 APPS = frozenset({"accounts", "forms_app", "submissions", "integrations", "pullapi", "files",
                   "dashboard", "operations"})

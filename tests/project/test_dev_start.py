@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dev
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CRASH = [sys.executable, "-c", "import sys; sys.exit(3)"]
 SLEEP = [sys.executable, "-c", "import time; time.sleep(60)"]
 

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 
 from tests.conftest import submit
-from tests.test_boot import start
+from tests.project.test_boot import start
 
 
 def prepared_statements() -> list[str]:

@@ -30,7 +30,7 @@ def test_wrong_method_is_json_405(api):
 @pytest.mark.parametrize("path", ["/api/crash/plain", "/api/crash/drf"])
 @pytest.mark.parametrize("debug", [False, True])
 def test_server_error_is_json_500_without_details(api, settings, path, debug):
-    settings.ROOT_URLCONF = "tests.crashing_urls"
+    settings.ROOT_URLCONF = "tests.core.crashing_urls"
     settings.DEBUG = debug
     api.raise_request_exception = False
 

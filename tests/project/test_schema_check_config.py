@@ -7,7 +7,7 @@ import pytest
 import schemathesis
 from schemathesis.config import SchemathesisConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDERS = ("TOKEN", "API_KEY", "SLUG", "FORM", "SUBMISSION", "DELIVERY")
 
 
