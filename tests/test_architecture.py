@@ -379,6 +379,12 @@ def test_no_new_backend_check_outside_the_seams():
         "choice behind one interface chosen at start (docs/architecture.md)")
 
 
+def test_each_named_seam_still_exists():
+    """A seam that moved or went away must leave the list, or it would let a new file of that
+    name choose inline unseen."""
+    assert [seam for seam in SEAMS if not (ROOT / seam).exists()] == []
+
+
 def test_each_known_count_is_still_exact():
     counts = backend_checks_by_file()
     shrunk = {name: (known, counts.get(name, 0)) for name, known in KNOWN_BACKEND_CHECKS.items()
