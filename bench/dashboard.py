@@ -13,7 +13,7 @@ machine (so the server's time plus a loopback round trip), after WARM_UP request
   the integrations' health of every form;
 - the form's page: its first page, a page in the middle and its last page of the inbox;
 - one submission's page with its delivery ledger;
-- searches of the form's page (submissions/search.py): text in one row, text in every row (its
+- searches of the form's page (submissions/search/): text in one row, text in every row (its
   count stops at 1,000), text in no row, text in every row within the last 7 days, and the
   export of what one search matches.
 """

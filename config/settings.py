@@ -333,7 +333,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULER = "operations.beat:HeartbeatScheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 5},
-    # The feed's sequencer (submissions/feed.py); readers also run it before they read.
+    # The feed's sequencer (submissions/feed/); readers also run it before they read.
     "place-in-feed": {"task": "submissions.tasks.place_in_feed", "schedule": 2},
     # Retention, spam, Idempotency-Keys and revoked tokens (submissions/lifecycle.py).
     "purge": {"task": "submissions.tasks.purge", "schedule": 3600},

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from accounts.models import User
 from core.infra import redis, versions
@@ -56,13 +57,18 @@ def tokens_of(form: Form) -> tuple[str, str] | None:
 def form_at(slug: str) -> Form | None:
     """The form at a public endpoint (forms_app.selectors.public_form), kept between calls
     when Redis is there to say whether it changed."""
-    client = redis.client()
-    if client is None or not redis.available() or "\x00" in slug:
+    if "\x00" in slug:
         return public_form(slug)
+    # Only while Redis is there to say whether a kept copy changed (admission asks it).
+    used, form = redis.attempt(partial(_kept_or_read, slug), "reading form versions")
+    return form if used else public_form(slug)
+
+
+def _kept_or_read(slug: str, _client) -> Form | None:
     kept = _kept.get(slug)
     if kept is not None and time.monotonic() - kept.read_at < MAX_AGE_SECONDS:
         return _built(kept)
-    return _read_and_keep(client, slug)
+    return _read_and_keep(slug)
 
 
 def _built(kept: _Kept) -> Form:
@@ -71,7 +77,7 @@ def _built(kept: _Kept) -> Form:
     return form
 
 
-def _read_and_keep(client, slug: str) -> Form | None:
+def _read_and_keep(slug: str) -> Form | None:
     """Read, take the tokens, then read again: the second read is what is kept. A change that
     committed before it is in the row; one that committed after it renews a token after
     the tokens were taken, so the copy is stale at its first use."""
@@ -79,10 +85,9 @@ def _read_and_keep(client, slug: str) -> Form | None:
     if first is None:
         forget(slug)
         return None
-    try:
-        tokens = versions.read(client, version_keys(first))
-    except redis.Unavailable as error:
-        redis.failed(error, "reading form versions")
+    read, tokens = redis.attempt(partial(versions.read, keys=version_keys(first)),
+                                 "reading form versions")
+    if not read:
         return first
     row = PUBLIC_FORM.row(slug)
     if row is None:

@@ -1,5 +1,5 @@
 """Opaque, signed keyset cursors, bound to the form and the order they were made for: the last
-row's place in the feed, (submitted_at, position) (submissions/feed.py)."""
+row's place in the feed, (submitted_at, position) (submissions/feed/)."""
 
 from __future__ import annotations
 

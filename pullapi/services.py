@@ -109,10 +109,10 @@ def api_key_touch(*, api_key: ApiKey) -> None:
     if len(_touched) > 10_000:  # keys seen long ago: forget rather than grow
         _touched.clear()
     _touched[api_key.pk] = now
-    try:
-        due = cache.add(f"pull:last-used:{api_key.pk}", 1, LAST_USED_RESOLUTION_SECONDS)
-    except redis.Unavailable:  # the shared cache is away: a write more is no harm
-        due = True
+    name = f"pull:last-used:{api_key.pk}"
+    # While the shared cache is away, a write more is no harm.
+    due = redis.guarded(lambda: cache.add(name, 1, LAST_USED_RESOLUTION_SECONDS), True,
+                        "recording a key's use")
     if due:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=clock.now())
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
 from typing import cast
@@ -202,19 +201,23 @@ class StreamLease:
         self.token = uuid.uuid4().hex
 
     def take(self) -> bool:
-        try:
-            return cache.add(self.name, self.token, STREAM_LEASE_SECONDS)
-        except redis.Unavailable:
-            return True
+        return redis.guarded(self._add, True, "stream lease")
 
     def renew(self) -> None:
-        with contextlib.suppress(redis.Unavailable):
-            cache.set(self.name, self.token, STREAM_LEASE_SECONDS)
+        redis.guarded(self._set, None, "stream lease")
 
     def give_back(self) -> None:
-        with contextlib.suppress(redis.Unavailable):
-            if cache.get(self.name) == self.token:
-                cache.delete(self.name)
+        redis.guarded(self._delete_if_held, None, "stream lease")
+
+    def _add(self) -> bool:
+        return cache.add(self.name, self.token, STREAM_LEASE_SECONDS)
+
+    def _set(self) -> None:
+        cache.set(self.name, self.token, STREAM_LEASE_SECONDS)
+
+    def _delete_if_held(self) -> None:
+        if cache.get(self.name) == self.token:
+            cache.delete(self.name)
 
     def held_while(self, chunks):
         try:

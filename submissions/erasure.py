@@ -3,7 +3,7 @@ submission of the account's forms whose values hold an address is deleted, as th
 deleting it would (its deliveries go with it, and subscribers hear ``submission.deleted``),
 and a receipt is kept that holds the address only as its SHA-256 and its last 4 characters.
 
-Candidates come from the search index (submissions/search.py), which finds the address as text
+Candidates come from the search index (submissions/search/), which finds the address as text
 in any value, in either folder, in any case; each is then checked in Python, so that an
 address inside a longer one (``ada@example.com`` in ``linda@example.com``) does not count.
 """

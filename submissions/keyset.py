@@ -1,4 +1,4 @@
-"""Keyset order of the feed: (submitted_at, position), its index's order (submissions/feed.py).
+"""Keyset order of the feed: (submitted_at, position), its index's order (submissions/feed/).
 Stamps never go down along positions, so this is the order of positions itself, and a ``since``
 bounds the index range directly."""
 

@@ -6,7 +6,7 @@ commit later, under any database role. These tests hold such a row open, let man
 (and another role) commit in random order, and hold transactions open elsewhere, while a reader
 syncs the way the spec tells clients to: page with ``order=asc`` and ``since`` the newest
 ``submittedAt`` seen, follow ``nextCursor``, upsert by ``id``. Paging by time alone would skip
-the late row; the feed's sequencer (submissions/feed.py) places it after every row served.
+the late row; the feed's sequencer (submissions/feed/) places it after every row served.
 """
 
 import json

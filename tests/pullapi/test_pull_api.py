@@ -406,6 +406,6 @@ def test_list_costs_a_fixed_number_of_queries(puller, form, django_assert_num_qu
     seed(form, 50)
     puller.get(LIST, {"formId": form.slug})
 
-    # key, form, the feed's look for rows to place (none: submissions/feed.py), page
+    # key, form, the feed's look for rows to place (none: submissions/feed/), page
     with django_assert_num_queries(4):
         puller.get(LIST, {"formId": form.slug, "limit": 100})

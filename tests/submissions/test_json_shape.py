@@ -1,5 +1,5 @@
 """The submission's JSON shape is written twice: in Python (submissions/representation.py's
-``submission_json``) and, on PostgreSQL, in SQL (submissions/export.py's ``ROW_AS_JSON``,
+``submission_json``) and, on PostgreSQL, in SQL (submissions/export/pg.py's ``ROW_AS_JSON``,
 which the pull API's pages, its stream and the JSON export use there). These tests hold the
 two equal over values that could tell them apart, on both databases: on SQLite every path is
 Python and the stored values must come back as sent; on PostgreSQL the list, the stream and the
@@ -17,8 +17,10 @@ from django.db import connection
 
 from files.models import StoredFile
 from forms_app.services import form_create
-from pullapi import selectors
+from pullapi.pages import orm, pg
 from submissions import feed
+from submissions.export.pg import Postgres
+from submissions.export.portable import Portable
 from submissions.models import Submission
 from tests.conftest import CommitClient, create_key
 
@@ -162,12 +164,27 @@ def test_the_fields_filter_keeps_the_stored_order_and_skips_unknown_names(reader
 @pytest.mark.postgres
 @pytest.mark.parametrize("only", [None, set(ONLY)], ids=["all", "some"])
 def test_both_page_implementations_give_the_same_rows(shapes_form, only):
-    """The pull API picks one by the database (selectors.submissions_page); on PostgreSQL both
+    """The pull API picks one by the database (pullapi/pages/backends.py); on PostgreSQL both
     can run against the same rows."""
     assert connection.vendor == "postgresql"
     pages = [pick(shapes_form.pk, "asc", 10, None, None, only)
-             for pick in (selectors._pg_page, selectors._orm_page)]
+             for pick in (pg.page, orm.page)]
 
     sql, python = ([ordered(text) for text in page.rows] for page in pages)
     assert sql == python
     assert pages[0].last == pages[1].last
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("only", [None, set(ONLY)], ids=["all", "some"])
+def test_both_export_implementations_give_the_same_rows(shapes_form, only):
+    """The exports and the stream pick one by the database (submissions/export/backends.py);
+    on PostgreSQL both can run against the same rows."""
+    assert connection.vendor == "postgresql"
+    texts = [[text for batch in rows.json_texts(shapes_form.pk, placed=True, only=only,
+                                                with_files=True) for text in batch]
+             for rows in (Postgres(), Portable())]
+
+    sql, python = ([ordered(text) for text in found] for found in texts)
+    assert sql == python
+    assert len(sql) == 2

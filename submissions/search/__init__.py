@@ -2,13 +2,7 @@
 
 The text is matched as a case-insensitive substring of any field's value (an address, part of
 a word, a phone number), never of the field names. It has MIN_TEXT characters at least, so
-that both databases always answer from an index:
-
-- PostgreSQL: a trigram GIN index (pg_trgm) over the text of the values, which ``ILIKE``
-  uses for a pattern of three characters or more;
-- SQLite: an FTS5 table with the trigram tokenizer, kept by triggers (migration 0006),
-  matched as a phrase.
-
+that both databases always answer from a trigram index, each in its own way (backends.py).
 Shorter text has no trigram to look up: it read every row of the form (0.6 s for 100,000).
 
 Days are the owner's days, in the time zone the dashboard shows times in (UTC unless the owner
@@ -27,13 +21,10 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from submissions.models import Submission
+from submissions.search.backends import text_match
 
 MIN_TEXT = 3
 MAX_TEXT = 200
-# The values' text, as the PostgreSQL index holds it: the same expression, or no index.
-PG_VALUES_TEXT = "(jsonb_path_query_array({alias}.data, '$[*][1]'))::text"
-FTS_TABLE = "submissions_search"
-FTS_IDS = "submissions_search_ids"
 
 
 @dataclass(frozen=True)
@@ -66,7 +57,7 @@ class Search:
         parts: list[str] = []
         params: list[Any] = []
         if self.text:
-            sql, value = _text_match(alias, self.text)
+            sql, value = text_match()(alias, self.text)
             parts.append(sql)
             params.append(value)
         if self.since is not None:
@@ -92,18 +83,3 @@ class Search:
 
 def _start(day: date, zone: tzinfo = UTC) -> datetime:
     return datetime.combine(day, time.min, tzinfo=zone).astimezone(UTC)
-
-
-def _text_match(alias: str, text: str) -> tuple[str, str]:
-    if connection.vendor == "postgresql":
-        return f"{PG_VALUES_TEXT.format(alias=alias)} ILIKE %s", f"%{_escaped(text)}%"
-    # The trigram tokenizer matches the text as a phrase of its trigrams, from its index.
-    return (
-        f"{alias}.id IN (SELECT ids.submission_id FROM {FTS_TABLE} "
-        f"JOIN {FTS_IDS} ids ON ids.id = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH %s)"
-    ), '"' + text.replace('"', '""') + '"'
-
-
-def _escaped(text: str) -> str:
-    """``text`` for a LIKE pattern, its wildcards taken literally."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

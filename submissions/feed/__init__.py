@@ -16,19 +16,18 @@ the newest stamp already in the feed (its arrival stays in ``received_at``). So 
 
 Readers run the step before they read (bounded, and one indexed look when nothing waits), and
 beat runs it every few seconds, so rows are placed while nobody reads too. Its only
-backend-specific part is how steps are kept to one at a time, chosen once, by ``_backend()``.
+backend-specific part is how steps are kept to one at a time, chosen once (backends.py).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from datetime import UTC, datetime
 
 from django.db import DatabaseError, connection, transaction
-from django.utils.dateparse import parse_datetime
 
+from submissions.feed import backends
 from submissions.models import FeedState, Submission
 
 log = logging.getLogger(__name__)
@@ -40,64 +39,6 @@ BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
 TABLE = Submission._meta.db_table
 
 PENDING_SQL = f"SELECT 1 FROM {TABLE} WHERE position IS NULL LIMIT 1"
-
-# The rows to place, numbered in arrival order (row_number, not nextval: a sequence gives no
-# order within one statement). Each stamp is raised to the newest already in the feed; an inbox
-# row that moves keeps its arrival in received_at, as a rescue's does. (A held row's
-# received_at says it was rescued once, so it is left alone: its stamp moves by milliseconds.)
-STEP_SQL = """
-UPDATE {table} AS s
-SET position = n.place,
-    submitted_at = {greatest}(s.submitted_at, %s),
-    received_at = CASE WHEN s.status = 'inbox' AND s.submitted_at < %s
-                       THEN COALESCE(s.received_at, s.submitted_at) ELSE s.received_at END
-FROM (SELECT b.id, %s + row_number() OVER (ORDER BY b.submitted_at, b.id) AS place
-      FROM (SELECT id, submitted_at FROM {table} WHERE position IS NULL
-            ORDER BY submitted_at, id LIMIT %s {skip_locked}) AS b) AS n
-WHERE s.id = n.id
-RETURNING position, submitted_at
-"""
-
-
-class Postgres:
-    """Steps take one advisory lock (in their transaction), so positions are given by one
-    session at a time; a row another transaction holds locked is left to the next step."""
-
-    LOCK = 0x466565645365  # "FeedSe": any constant no other code uses
-    sql = STEP_SQL.format(table=TABLE, greatest="GREATEST", skip_locked="FOR UPDATE SKIP LOCKED")
-
-    def lock(self, cursor) -> None:
-        # A step is short; a reader never waits long behind another one. The timeout is put
-        # back after, for what else the transaction does (a reader inside a larger one).
-        cursor.execute("SELECT current_setting('lock_timeout')")
-        (previous,) = cursor.fetchone()
-        cursor.execute("SET LOCAL lock_timeout = '2s'")
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [self.LOCK])
-        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
-
-    def stamp(self, value) -> datetime:
-        return value
-
-
-class Sqlite:
-    """SQLite writes one transaction at a time and the project begins them IMMEDIATE: the
-    step's transaction is its lock. Raw stamps come back as SQLite's text."""
-
-    sql = STEP_SQL.format(table=TABLE, greatest="MAX", skip_locked="")
-
-    def lock(self, cursor) -> None:
-        pass
-
-    def stamp(self, value) -> datetime:
-        moment = parse_datetime(value) if isinstance(value, str) else value
-        assert moment is not None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-@functools.cache
-def _backend() -> Postgres | Sqlite:
-    return Postgres() if connection.vendor == "postgresql" else Sqlite()
-
 
 def catch_up() -> int:
     """Place the rows committed so far (up to ``ROUNDS`` batches); how many were placed.
@@ -128,7 +69,7 @@ def _pending() -> bool:
 
 def step(batch: int = BATCH) -> int:
     """One sequencer step, in its own transaction: place up to ``batch`` committed rows."""
-    backend = _backend()
+    backend = backends.chosen(TABLE)
     with transaction.atomic(), connection.cursor() as cursor:
         backend.lock(cursor)
         state, _ = FeedState.objects.get_or_create(pk=1, defaults={"newest": BEGINNING})
