@@ -69,7 +69,7 @@ from pullapi.models import ApiKey
 from submissions import erasure
 from submissions.representation import submission_json
 from submissions.selectors import activity as submission_activity
-from submissions.selectors import submission_of
+from submissions.selectors import submission_of, with_folder_sizes
 from submissions.services import (
     submission_delete,
     submission_mark_spam,
@@ -414,7 +414,7 @@ def logout_everywhere(request: HttpRequest) -> HttpResponse:
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
-    forms_list = form_selectors.with_folder_sizes(form_selectors.forms_of(user))
+    forms_list = with_folder_sizes(form_selectors.forms_of(user))
     ids = [form.pk for form in forms_list]
     activity = submission_activity(ids, zone=timezone.get_current_timezone())
     health = integration_selectors.health_by_form(user, ids)

@@ -13,6 +13,12 @@ from accounts.authentication import signed_in
 from forms_app import selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
+from submissions.selectors import with_folder_sizes
+
+
+def shown(form: Form) -> dict:
+    """The form as the API shows it, with its folders' sizes."""
+    return FormSerializer(with_folder_sizes([form])[0]).data
 
 
 @extend_schema(request=FormInputSerializer, responses=FormSerializer)
@@ -29,8 +35,11 @@ class FormViewSet(
         return selectors.forms_of(self.request.user)
 
     def list(self, request: Request) -> Response:
-        forms = selectors.with_folder_sizes(self.get_queryset())
+        forms = with_folder_sizes(self.get_queryset())
         return Response(FormSerializer(forms, many=True).data)
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(shown(self.get_object()))
 
     def get_object(self) -> Form:
         form = get_object_or_404(
@@ -47,11 +56,11 @@ class FormViewSet(
     @extend_schema(responses={201: FormSerializer})
     def create(self, request: Request) -> Response:
         form = services.form_create(owner=signed_in(request), **self._input(partial=False))
-        return Response(FormSerializer(form).data, status=status.HTTP_201_CREATED)
+        return Response(shown(form), status=status.HTTP_201_CREATED)
 
     def partial_update(self, request: Request, pk: str) -> Response:
         form = services.form_update(form=self.get_object(), **self._input(partial=True))
-        return Response(FormSerializer(form).data)
+        return Response(shown(form))
 
     def perform_destroy(self, instance: Form) -> None:
         services.form_delete(form=instance)
