@@ -26,7 +26,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Sum
 
 from accounts.models import UsageShard, User, current_month
 from core.infra import rawsql
@@ -49,8 +48,7 @@ def redis_key(user_id, month: date) -> str:
 
 def used(user_id, month: date | None = None) -> int:
     """Submissions counted for the account in ``month`` (default: this month), as recorded."""
-    rows = UsageShard.objects.filter(user_id=user_id, month=month or current_month())
-    return rows.aggregate(total=Sum("count"))["total"] or 0
+    return UsageShard.objects.filter(user_id=user_id, month=month or current_month()).total()
 
 
 def record_insert(user_id, month: date) -> tuple[str, list]:
