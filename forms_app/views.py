@@ -1,5 +1,5 @@
 """The owner's form API. A form's submissions are the submissions app's API
-(submissions/api.py), under the same paths."""
+(submissions/api/), under the same paths."""
 
 from __future__ import annotations
 

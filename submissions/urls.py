@@ -1,8 +1,8 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from submissions.api import FormSubmissionViewSet
-from submissions.erasure_views import ErasureViewSet
+from submissions.api.erasures import ErasureViewSet
+from submissions.api.form_submissions import FormSubmissionViewSet
 from submissions.views import SubmitView
 
 router = SimpleRouter(trailing_slash=False)
