@@ -107,9 +107,14 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     @property
     def monthly_submission_count(self) -> int:
-        from accounts import quota
+        """Submissions counted this month (accounts/quota.py counts them)."""
+        return UsageShard.objects.filter(user_id=self.pk, month=current_month()).total()
 
-        return quota.used(self.pk)
+
+class UsageShardQuerySet(models.QuerySet):
+    def total(self) -> int:
+        """The count these shards add up to."""
+        return self.aggregate(total=models.Sum("count"))["total"] or 0
 
 
 class UsageShard(models.Model):
@@ -129,6 +134,8 @@ class UsageShard(models.Model):
     shard = models.PositiveSmallIntegerField()
     count = models.PositiveIntegerField(default=0)
     generation = models.BigIntegerField(default=0, db_default=0)
+
+    objects = UsageShardQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -49,8 +49,7 @@ def redis_key(user_id, month: date) -> str:
 
 def used(user_id, month: date | None = None) -> int:
     """Submissions counted for the account in ``month`` (default: this month), as recorded."""
-    rows = UsageShard.objects.filter(user_id=user_id, month=month or current_month())
-    return rows.aggregate(total=Sum("count"))["total"] or 0
+    return UsageShard.objects.filter(user_id=user_id, month=month or current_month()).total()
 
 
 def used_under(user_id, month: date) -> tuple[int, int]:

@@ -41,7 +41,7 @@ from forms_app.models import Form
 from submissions import folders
 folders.advance_all(Form.objects.values_list("pk", flat=True))
 """
-PAGE_SIZE = 20  # dashboard/views.py
+PAGE_SIZE = 20  # dashboard/views/form_sections.py
 # Each of the 2 web processes loads its templates and opens its connections on its first
 # request of a page: a few requests first, so both have, as in a server that has run a while.
 WARM_UP = 4

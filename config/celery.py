@@ -10,6 +10,7 @@ load_settings()
 app = Celery("formflow")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(related_name="jobs")  # jobs that span apps (integrations/jobs.py)
 
 
 def _log_as_django_does(loglevel=None, **_kwargs) -> None:

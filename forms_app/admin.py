@@ -4,6 +4,7 @@ from django.db import models
 from core.admin import ChangedFieldsOnlyAdmin
 from forms_app.models import Form
 from forms_app.services import form_delete
+from submissions import folders
 
 
 @admin.register(Form)
@@ -26,7 +27,7 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
 
     @admin.display(description="Submissions")
     def submission_count(self, form: Form) -> int:
-        return form.submission_count
+        return folders.size(form.pk)
 
     @admin.display(boolean=True, description="CAPTCHA")
     def recaptcha_enabled(self, form: Form) -> bool:

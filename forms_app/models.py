@@ -77,22 +77,12 @@ class Form(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.slug})"
 
-    @property
-    def submission_count(self) -> int:
-        """The inbox's size, never kept in this row: a counter here made every submission of
-        a form wait for the one before it (submissions/folders.py keeps it beside)."""
-        return self._folder_size("inbox")
-
-    @property
-    def spam_count(self) -> int:
-        return self._folder_size("spam")
-
-    def _folder_size(self, status: str) -> int:
-        """Read for a whole list at once when selectors.with_folder_sizes() ran, else now."""
-        from submissions import folders
-
-        known = getattr(self, "folder_sizes", None)
-        return known[status] if known is not None else folders.size(self.pk, status)
+    # The folders' sizes, never kept in this row: a counter here made every submission of a
+    # form wait for the one before it. submissions/folders.py counts them, and
+    # submissions.selectors.with_folder_sizes() sets these on the forms it is given, as an
+    # annotation of a query would.
+    submission_count: int  # the inbox's size
+    spam_count: int
 
     @property
     def endpoint(self) -> str:

@@ -14,18 +14,6 @@ def forms_of(user: User) -> QuerySet[Form]:
     return Form.objects.filter(owner=user).order_by("-created_at")
 
 
-def with_folder_sizes(forms) -> list[Form]:
-    """``forms`` with both folder sizes read for all of them in two statements, not two for
-    each form (submissions/folders.py)."""
-    from submissions import folders
-
-    forms = list(forms)
-    found = folders.sizes([form.pk for form in forms])
-    for form in forms:
-        form.folder_sizes = {status: found[form.pk, status] for status in ("inbox", "spam")}
-    return forms
-
-
 def form_lookup(identifier: str) -> Q:
     """A form is named by its internal id or its endpoint slug."""
     try:

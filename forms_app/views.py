@@ -1,48 +1,24 @@
+"""The owner's form API. A form's submissions are the submissions app's API
+(submissions/api/), under the same paths."""
+
 from __future__ import annotations
 
-from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
 from rest_framework.generics import get_object_or_404
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
-from files.selectors import add_files
 from forms_app import selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
-from integrations.selectors import ledger_of
-from integrations.serializers import LedgerEntrySerializer
-from submissions import export
-from submissions.models import Status, Submission
-from submissions.representation import (
-    OwnerSubmissionSchema,
-    SubmissionPageSchema,
-    submission_json,
-)
-from submissions.selectors import submissions_page
-from submissions.services import submission_delete, submission_mark_spam, submission_rescue
+from submissions.selectors import with_folder_sizes
 
 
-class PageParams(serializers.Serializer):
-    page = serializers.IntegerField(min_value=1, default=1)
-    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
-    status = serializers.ChoiceField(choices=Status.values, default=Status.INBOX,
-                                     help_text="The folder: inbox (default) or spam.")
-
-
-class ExportParams(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["csv", "json"])
-
-
-def query_params(serializer_class, request: Request) -> dict:
-    # A plain dict: with the QueryDict DRF takes "status=" for "no status" and uses the
-    # default, where the schema (and the client) sent an empty, invalid value.
-    serializer = serializer_class(data=request.query_params.dict())
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+def shown(form: Form) -> dict:
+    """The form as the API shows it, with its folders' sizes."""
+    return FormSerializer(with_folder_sizes([form])[0]).data
 
 
 @extend_schema(request=FormInputSerializer, responses=FormSerializer)
@@ -59,12 +35,11 @@ class FormViewSet(
         return selectors.forms_of(self.request.user)
 
     def list(self, request: Request) -> Response:
-        forms = selectors.with_folder_sizes(self.get_queryset())
+        forms = with_folder_sizes(self.get_queryset())
         return Response(FormSerializer(forms, many=True).data)
 
-    def submission(self, submission_id: str) -> Submission:
-        """One submission of this form, in either folder; 404 for any other."""
-        return get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(shown(self.get_object()))
 
     def get_object(self) -> Form:
         form = get_object_or_404(
@@ -81,102 +56,11 @@ class FormViewSet(
     @extend_schema(responses={201: FormSerializer})
     def create(self, request: Request) -> Response:
         form = services.form_create(owner=signed_in(request), **self._input(partial=False))
-        return Response(FormSerializer(form).data, status=status.HTTP_201_CREATED)
+        return Response(shown(form), status=status.HTTP_201_CREATED)
 
     def partial_update(self, request: Request, pk: str) -> Response:
         form = services.form_update(form=self.get_object(), **self._input(partial=True))
-        return Response(FormSerializer(form).data)
+        return Response(shown(form))
 
     def perform_destroy(self, instance: Form) -> None:
         services.form_delete(form=instance)
-
-    @extend_schema(
-        request=None,
-        parameters=[PageParams],
-        responses={200: SubmissionPageSchema},
-        summary="List a form's submissions, newest first, with metadata",
-    )
-    @action(detail=True, methods=["get"])
-    def submissions(self, request: Request, pk: str) -> Response:
-        form = self.get_object()
-        params = query_params(PageParams, request)
-        result = submissions_page(
-            form, page=params["page"], limit=params["limit"], status=params["status"]
-        )
-        return Response(
-            {
-                "data": add_files([submission_json(row, with_meta=True) for row in result.rows],
-                                  form),
-                "page": result.page,
-                "limit": result.limit,
-                "total": result.total,
-                "totalPages": result.total_pages,
-            }
-        )
-
-    @extend_schema(request=None, responses={204: None}, summary="Erase one submission")
-    @action(
-        detail=True,
-        methods=["delete"],
-        url_path=r"submissions/(?P<submission_id>[^/]+)",
-        url_name="submission-detail",
-    )
-    def delete_submission(self, request: Request, pk: str, submission_id: str) -> Response:
-        submission_delete(submission=self.submission(submission_id))
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @extend_schema(
-        request=None,
-        responses={200: OwnerSubmissionSchema},
-        summary="Not spam: move a submission to the inbox, count and deliver it",
-    )
-    @action(
-        detail=True,
-        methods=["post"],
-        url_path=r"submissions/(?P<submission_id>[^/]+)/not-spam",
-        url_name="submission-not-spam",
-    )
-    def not_spam(self, request: Request, pk: str, submission_id: str) -> Response:
-        rescued = submission_rescue(submission=self.submission(submission_id))
-        return Response(add_files([submission_json(rescued, with_meta=True)], rescued.form)[0])
-
-    @extend_schema(
-        request=None,
-        responses={200: OwnerSubmissionSchema},
-        summary="Spam: move a submission to the spam folder",
-    )
-    @action(
-        detail=True,
-        methods=["post"],
-        url_path=r"submissions/(?P<submission_id>[^/]+)/spam",
-        url_name="submission-spam",
-    )
-    def mark_spam(self, request: Request, pk: str, submission_id: str) -> Response:
-        marked = submission_mark_spam(submission=self.submission(submission_id))
-        return Response(add_files([submission_json(marked, with_meta=True)], marked.form)[0])
-
-    @extend_schema(
-        request=None,
-        responses={200: LedgerEntrySerializer(many=True)},
-        summary="The delivery ledger: which integrations received a submission",
-    )
-    @action(
-        detail=True,
-        methods=["get"],
-        url_path=r"submissions/(?P<submission_id>[^/]+)/deliveries",
-        url_name="submission-deliveries",
-    )
-    def deliveries(self, request: Request, pk: str, submission_id: str) -> Response:
-        entries = ledger_of(self.submission(submission_id))
-        return Response(LedgerEntrySerializer(entries, many=True).data)
-
-    @extend_schema(
-        request=None,
-        parameters=[OpenApiParameter("format", enum=["csv", "json"], required=True)],
-        responses={200: OpenApiResponse(description="CSV or JSON attachment, oldest first")},
-        summary="Export every submission",
-    )
-    @action(detail=True, methods=["get"])
-    def export(self, request: Request, pk: str) -> StreamingHttpResponse:
-        form = self.get_object()
-        return export.attachment(form, query_params(ExportParams, request)["format"])

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import User
-from core import clock, crypto
+from core import clock
 from core.errors import ServiceError, retry_later
 from core.infra import ratelimit, wallclock
 from forms_app.models import Form
@@ -180,25 +180,6 @@ def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
 
 
 # --- Encryption keys ------------------------------------------------------------------------
-
-
-def secrets_reencrypt() -> int:
-    """Re-encrypt every stored secret under the first FIELD_ENCRYPTION_KEYS key. The rows are
-    locked FOR NO KEY UPDATE (no key changes), so a submission checking its foreign keys meanwhile
-    never waits on them: no deadlock with a public POST (docs/exactness.md, "Lock order")."""
-    count = 0
-    with transaction.atomic():
-        for integration in Integration.objects.exclude(secrets_encrypted="").select_for_update(
-                no_key=True):
-            rotated = crypto.rotate(integration.secrets_encrypted)
-            Integration.objects.filter(pk=integration.pk).update(secrets_encrypted=rotated)
-            count += 1
-        for form in Form.objects.exclude(recaptcha_secret_encrypted="").select_for_update(
-                no_key=True):
-            rotated = crypto.rotate(form.recaptcha_secret_encrypted)
-            Form.objects.filter(pk=form.pk).update(recaptcha_secret_encrypted=rotated)
-            count += 1
-    return count
 
 
 def raise_if_not_configured() -> None:

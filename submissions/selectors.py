@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
@@ -27,6 +28,17 @@ class Page:
     @property
     def total_pages(self) -> int:
         return math.ceil(self.total / self.limit)
+
+
+def with_folder_sizes(forms: Iterable[Form]) -> list[Form]:
+    """``forms`` with their ``submission_count`` (inbox) and ``spam_count`` set, read for
+    all of them in two statements, not two for each form (submissions/folders.py)."""
+    forms = list(forms)
+    found = folders.sizes([form.pk for form in forms])
+    for form in forms:
+        form.submission_count = found[form.pk, Status.INBOX]
+        form.spam_count = found[form.pk, Status.SPAM]
+    return forms
 
 
 def submissions_page(form: Form, *, page: int, limit: int, status: str = Status.INBOX) -> Page:

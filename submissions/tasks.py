@@ -2,12 +2,7 @@
 
 from celery import shared_task
 
-from submissions import feed, lifecycle
-
-
-@shared_task(ignore_result=True)
-def purge() -> dict[str, int]:
-    return lifecycle.purge()
+from submissions import feed
 
 
 @shared_task(ignore_result=True)

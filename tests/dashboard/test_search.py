@@ -122,9 +122,9 @@ def test_a_submission_stored_later_is_found(owner, form, stored):
 
 
 def test_pages_and_folders_keep_the_search(owner, form, stored, monkeypatch):
-    from dashboard import form_views
+    from dashboard.views import form_sections
 
-    monkeypatch.setattr(form_views, "PAGE_SIZE", 1)
+    monkeypatch.setattr(form_sections, "PAGE_SIZE", 1)
     text = page(owner, form, q="form", first_day="2026-11-01")
 
     assert "page=2&amp;q=form&amp;first_day=2026-11-01" in text

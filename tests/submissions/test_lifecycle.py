@@ -284,6 +284,14 @@ def test_the_purge_runs_every_hour_from_beat():
     assert [entry["schedule"] for entry in entries] == [3600]
 
 
+def test_the_worker_knows_the_purge_by_the_name_beat_sends():
+    """The job moved out of submissions/tasks.py (to integrations/jobs.py) under its name."""
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    assert app.tasks["submissions.tasks.purge"].name == "submissions.tasks.purge"
+
+
 class _Output:
     def __init__(self) -> None:
         self.text = ""

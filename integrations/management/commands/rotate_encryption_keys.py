@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from integrations.services import secrets_reencrypt
+from integrations.jobs import secrets_reencrypt
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from submissions.lifecycle import purge
+from integrations.jobs import purge
 
 
 class Command(BaseCommand):

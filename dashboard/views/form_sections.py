@@ -9,12 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import (
-    HttpRequest,
-    HttpResponse,
-    HttpResponseRedirect,
-    StreamingHttpResponse,
-)
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -34,7 +29,12 @@ from integrations import selectors as integration_selectors
 from submissions import export
 from submissions.representation import submission_json
 from submissions.selectors import activity as submission_activity
-from submissions.selectors import search_page, submissions_chosen, submissions_page
+from submissions.selectors import (
+    search_page,
+    submissions_chosen,
+    submissions_page,
+    with_folder_sizes,
+)
 from submissions.services import (
     submission_mark_spam,
     submission_rescue,
@@ -61,7 +61,8 @@ def owned_form(request: HttpRequest, form_id: str) -> Form:
 def _section_page(request: HttpRequest, form: Form, tab: str, template: str,
                   status: int = 200, **extra: Any) -> HttpResponse:
     tabs = [(key, label, reverse(name, args=[form.pk])) for key, label, name in SECTIONS]
-    context = {"form": form, "tab": tab, "tabs": tabs, "section": "forms", **extra}
+    context = {"form": with_folder_sizes([form])[0], "tab": tab, "tabs": tabs,
+               "section": "forms", **extra}
     return render(request, template, context, status=status)
 
 

@@ -1,0 +1,68 @@
+"""The API keys page: create a key (shown once) and revoke one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.authentication import signed_in
+from core.errors import ServiceError
+from dashboard.auth import login_required
+from dashboard.forms import ApiKeyForm
+from dashboard.reveal import reveal_once, revealed, shown
+from dashboard.views.common import error_text
+from forms_app import selectors as form_selectors
+from pullapi import selectors as key_selectors
+from pullapi import services as keys
+from pullapi.models import ApiKey
+
+
+def _keys_page(request: HttpRequest, status: int = 200, key_form: ApiKeyForm | None = None,
+               **extra: Any) -> HttpResponse:
+    rows = key_selectors.api_keys_of(request.user)
+    owned = list(form_selectors.forms_of(signed_in(request)))
+    context = {
+        "keys": rows,
+        "forms": owned,
+        "key_form": key_form or ApiKeyForm(owned=owned),
+        "section": "keys",
+        **extra,
+    }
+    return render(request, "dashboard/api_keys.html", context, status=status)
+
+
+@login_required
+def api_keys(request: HttpRequest) -> HttpResponse:
+    return shown(request, _keys_page(request, new_key=revealed(request).get("key")))
+
+
+@login_required
+@require_POST
+def api_key_create(request: HttpRequest) -> HttpResponse:
+    posted = ApiKeyForm(request.POST, owned=form_selectors.forms_of(signed_in(request)))
+    if not posted.is_valid():
+        messages.error(request, "Give the key a name and choose at least one form.")
+        return _keys_page(request, status=400, key_form=posted)
+    values = posted.cleaned_data
+    try:
+        api_key, plain = keys.api_key_create(
+            owner=signed_in(request), name=values["name"], forms=values["forms"],
+            scopes=["read", "hooks"] if values["hooks"] else ["read"])
+    except ServiceError as error:
+        messages.error(request, error_text(error))
+        return _keys_page(request, status=400, key_form=posted)
+    messages.success(request, f"API key “{api_key.name}” created. Copy it now: it is shown once.")
+    return reveal_once(redirect("dashboard:api-keys"), request.user.pk, key=plain)
+
+
+@login_required
+@require_POST
+def api_key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
+    api_key = get_object_or_404(ApiKey, pk=key_id, owner=request.user)
+    keys.api_key_revoke(api_key=api_key)
+    messages.success(request, f"API key “{api_key.name}” revoked.")
+    return redirect("dashboard:api-keys")

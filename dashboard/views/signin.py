@@ -1,0 +1,156 @@
+"""The pages before sign-in: sign-up and its code, sign-in and sign-out, a forgotten
+password."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from accounts import device, registration
+from accounts import services as accounts
+from accounts.device import Client
+from accounts.public_pages import limited
+from accounts.views import clear_auth_cookie, set_auth_cookie
+from core.errors import ServiceError
+from dashboard.auth import cookie_user, safe_next
+from dashboard.forms import EmailForm, LoginForm, ResetForm, SignupForm, VerifyForm
+from dashboard.links import with_query
+from dashboard.views.common import bound, error_page, error_text, form_page
+
+
+@limited("dashboard-signup")
+def signup(request: HttpRequest) -> HttpResponse:
+    form = bound(SignupForm, request)
+    page = {"form": form, "registration": registration.mode()}
+    if request.method == "POST":
+        try:
+            registration.check(request.POST.get("email"))
+        except ServiceError as error:
+            messages.error(request, error_text(error))
+            return error_page(request, "dashboard/signup.html", page, error)
+    if not form.is_valid():
+        return form_page(request, "dashboard/signup.html", page)
+    email = form.cleaned_data["email"]
+    try:
+        accounts.user_sign_up(email=email, password=form.cleaned_data["password"],
+                              client=Client.of(request))
+    except ServiceError as error:
+        messages.error(request, error_text(error))
+        return error_page(request, "dashboard/signup.html", {"form": form}, error)
+    messages.success(request, "We emailed you a 6-digit code. Enter it below.")
+    return with_query("dashboard:verify", email=email)
+
+
+@limited("dashboard-verify")
+def verify(request: HttpRequest) -> HttpResponse:
+    form = bound(VerifyForm, request, email=request.GET.get("email", ""))
+    email = request.POST.get("email") or request.GET.get("email", "")
+    if not form.is_valid():
+        return form_page(request, "dashboard/verify.html", {"form": form, "email": email})
+    try:
+        user = accounts.user_verify_email(email=form.cleaned_data["email"],
+                                          code=form.cleaned_data["code"],
+                                          client=Client.of(request))
+    except ServiceError as error:
+        messages.error(request, error_text(error))
+        return error_page(request, "dashboard/verify.html", {"form": form, "email": email},
+                           error)
+    response = redirect("dashboard:home")
+    if not user.has_usable_password():
+        messages.warning(request, NO_PASSWORD_YET)
+        response = redirect("dashboard:account")
+    set_auth_cookie(response, accounts.token_for(user))
+    device.remember(response, user)  # a sign-in like any other: this browser is the owner's
+    return response
+
+
+NO_PASSWORD_YET = (
+    "Your address is verified, but this account has no password yet: more than one sign-up "
+    "for this address brought different passwords, so none of them was kept. Set one below."
+)
+
+
+@limited("dashboard-resend")
+@require_POST
+def resend(request: HttpRequest) -> HttpResponse:
+    form = EmailForm(request.POST)
+    email = request.POST.get("email", "")
+    try:
+        if form.is_valid():
+            accounts.user_resend_code(email=form.cleaned_data["email"],
+                                      client=Client.of(request))
+    except ServiceError as error:  # the worker cannot be reached
+        messages.error(request, error_text(error))
+    else:
+        messages.info(request, "If that address needs verification, a new code is on its way.")
+    return with_query("dashboard:verify", email=email)
+
+
+@limited("dashboard-login")
+def login(request: HttpRequest) -> HttpResponse:
+    next_url = safe_next(request)
+    if request.method != "POST" and cookie_user(request):
+        return HttpResponseRedirect(next_url)
+    form = bound(LoginForm, request, next=next_url)
+    if not form.is_valid():
+        return form_page(request, "dashboard/login.html", {"form": form, "next": next_url})
+    email = form.cleaned_data["email"]
+    try:
+        user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"],
+                                          client=Client.of(request),
+                                          otp=form.cleaned_data["otp"] or None)
+    except ServiceError as error:
+        messages.error(request, error_text(error))
+        if error.code == "email_not_verified":
+            return with_query("dashboard:verify", email=email)
+        context = {"form": form, "next": next_url}
+        return error_page(request, "dashboard/login.html", context, error)
+    response = HttpResponseRedirect(next_url)
+    set_auth_cookie(response, accounts.token_for(user))
+    device.remember(response, user)
+    return response
+
+
+@require_POST
+def logout(request: HttpRequest) -> HttpResponse:
+    accounts.token_revoke_if_valid(request.COOKIES.get(settings.AUTH_COOKIE_NAME))
+    response = redirect("dashboard:login")
+    clear_auth_cookie(response)
+    return response
+
+
+@limited("dashboard-forgot")
+def forgot_password(request: HttpRequest) -> HttpResponse:
+    form = bound(EmailForm, request)
+    if not form.is_valid():
+        return form_page(request, "dashboard/forgot.html", {"form": form})
+    email = form.cleaned_data["email"]
+    try:
+        accounts.user_forgot_password(email=email, client=Client.of(request))
+    except ServiceError as error:  # the worker cannot be reached
+        messages.error(request, error_text(error))
+        return error_page(request, "dashboard/forgot.html", {"form": form}, error)
+    messages.info(request, "If that address has an account, we emailed it a 6-digit code.")
+    return with_query("dashboard:reset-password", email=email)
+
+
+@limited("dashboard-reset")
+def reset_password(request: HttpRequest) -> HttpResponse:
+    form = bound(ResetForm, request, email=request.GET.get("email", ""))
+    if not form.is_valid():
+        return form_page(request, "dashboard/reset.html", {"form": form})
+    try:
+        accounts.user_reset_password(
+            email=form.cleaned_data["email"],
+            code=form.cleaned_data["code"],
+            password=form.cleaned_data["password"],
+            client=Client.of(request),
+        )
+    except ServiceError as error:
+        messages.error(request, error_text(error))
+        return error_page(request, "dashboard/reset.html", {"form": form}, error)
+    messages.success(request, "Your password was changed. Log in with the new one.")
+    return redirect("dashboard:login")
