@@ -55,10 +55,11 @@ from files.selectors import files_of, usage_of
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.serializers import FormInputSerializer
-from integrations import kinds, outbox
+from integrations import kinds
 from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
+from integrations.delivery import retry
 from integrations.models import Delivery, DeliveryState, Integration
 from integrations.naming import destination
 from integrations.selectors import ledger_of
@@ -496,7 +497,7 @@ def delivery_retry(
     if submission is None or not integration_selectors.delivers(submission, delivery_id):
         raise Http404
     try:
-        outbox.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
+        retry.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
         messages.success(request, "The delivery will be sent again, with a fresh set of tries.")
     except ServiceError as error:
         messages.error(request, error.message)
@@ -660,7 +661,7 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
     if not integration.enabled:
         messages.error(request, "Enable the integration first: a disabled one receives nothing.")
         return redirect("dashboard:integrations")
-    count = outbox.deliveries_retry(integration_id=integration.pk)
+    count = retry.deliveries_retry(integration_id=integration.pk)
     if count:
         messages.success(request, f"{count} failed deliveries will be sent again.")
     else:
