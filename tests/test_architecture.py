@@ -113,6 +113,21 @@ def test_apps_import_nothing_from_config():
     assert _edges_into(APPS, frozenset({"config"})) == []
 
 
+# integrations/delivery/'s modules, top to bottom (docs/architecture.md): each imports only
+# modules below it. One below the tasks sends a task's message by name (delivery.messages).
+DELIVERY_ORDER = ("tasks", "worker", "retry", "attempt", "record", "alerts", "transports",
+                  "claim", "enqueue", "nudge", "messages", "backends")
+
+
+def test_delivery_modules_import_downward_only():
+    rank = {f"integrations.delivery.{name}": place for place, name in enumerate(DELIVERY_ORDER)}
+    assert set(rank) == {module for module in modules()
+                         if module.startswith("integrations.delivery.")}
+    upward = [f"{source} -> {target}" for source in rank for target in import_graph()[source]
+              if target in rank and rank[target] <= rank[source]]
+    assert upward == []
+
+
 # --- Cycles (a ratchet) ---------------------------------------------------------------------
 
 # Today's import cycles, each held only by an import inside a function. Each is a debt to be

@@ -17,7 +17,7 @@ attempt ends within its 10 s deadline (integrations/clients/http.py cuts it), we
 (core/infra/dbclock.py), so machines whose clocks differ agree on when a lease has lapsed.
 
 Rules of the room: the modules import one another downward only (tasks, worker, retry,
-attempt, record, alerts, claim, enqueue, nudge, messages, backends); a lower module sends a
-task's message by its registered name (``messages``), never by importing the task. Where
-PostgreSQL or Redis needs code of its own, it is in ``backends``, chosen once.
+attempt, record, alerts, transports, claim, enqueue, nudge, messages, backends); a lower
+module sends a task's message by its registered name (``messages``), never by importing the
+task. Where PostgreSQL or Redis needs code of its own, it is in ``backends``, chosen once.
 """
