@@ -286,11 +286,11 @@ GOOGLE_SHEETS_API_URL = env.string("GOOGLE_SHEETS_API_URL", "https://sheets.goog
 WEBHOOK_ALLOW_PRIVATE_NETWORKS = env.boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", False)
 # A worker with nothing left to deliver looks for new rows this long before it stops, so under
 # a steady load no commit needs to wake it; a web process that saw a worker on the job skips
-# telling it again for NUDGE_SKIP_SECONDS (integrations/nudge.py).
+# telling it again for NUDGE_SKIP_SECONDS (integrations/delivery/nudge.py).
 DELIVERY_LINGER_SECONDS = 0.25
 NUDGE_SKIP_SECONDS = 0.1
 # After a batch that was not full, a worker claims again no sooner than this after its last
-# claim, so rows gather into fuller batches (integrations/outbox.py).
+# claim, so rows gather into fuller batches (integrations/delivery/worker.py).
 DELIVERY_BATCH_PACE_SECONDS = 0.05
 DELIVERY_RETRY_DELAYS = env.integer_list(
     "DELIVERY_RETRY_DELAYS", "5,300,1800,7200,18000,36000,36000"

@@ -2,7 +2,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 
 from core.admin import ChangedFieldsOnlyAdmin
-from integrations import outbox, services
+from integrations import services
+from integrations.delivery import retry
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
 from integrations.serializers import public_config
 
@@ -108,7 +109,7 @@ class DeliveryAdmin(admin.ModelAdmin):
     @admin.action(description="Retry the selected failed deliveries")
     def retry_failed(self, request, queryset: QuerySet[Delivery]) -> None:
         failed = list(queryset.filter(state=DeliveryState.FAILED).values_list("pk", flat=True))
-        count = outbox.deliveries_retry(delivery_ids=failed)
+        count = retry.deliveries_retry(delivery_ids=failed)
         self.message_user(request, f"Re-queued {count} failed deliveries.", messages.SUCCESS)
 
 

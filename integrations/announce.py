@@ -16,8 +16,8 @@ from django.db.models import Q
 from core import clock
 from forms_app.models import Form
 from integrations import events
+from integrations.delivery.enqueue import deliveries_queue
 from integrations.models import CREATED, DELETED, SPAM, Delivery, DeliveryState, Integration
-from integrations.outbox import deliveries_queue
 
 
 def receivers(form: Form, event_type: str) -> list:

@@ -6,11 +6,14 @@ class IntegrationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Every kind's delivery counters are in the scrape from the start, at 0, as the
-        # submission outcomes are: a dashboard's rate() needs the series before its first event.
+        # Delivery's tasks live in its package, where Celery's discovery (<app>.tasks) does
+        # not look: registered here, under the names they always had.
+        import integrations.delivery.tasks  # noqa: F401
         from core import metrics
         from integrations import kinds
 
+        # Every kind's delivery counters are in the scrape from the start, at 0, as the
+        # submission outcomes are: a dashboard's rate() needs the series before its first event.
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:
             for outcome in ("delivered", "failed"):
                 metrics.deliveries.labels(kind, outcome)

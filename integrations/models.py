@@ -46,7 +46,8 @@ class Integration(models.Model):
     status = models.CharField(max_length=20, choices=Health.choices, default=Health.NEVER_RUN)
     last_run_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=500, null=True, blank=True)
-    # When the owner was last told it failed for good (integrations/alerts.py): one alert a day.
+    # When the owner was last told it failed for good (integrations/delivery/alerts.py): one
+    # alert a day.
     alerted_at = models.DateTimeField(null=True, blank=True)
     # The events it receives, space-separated, so the outbox's SQL can pick the receivers of
     # an event with LIKE (no name is part of another); a WEBHOOK's config.events says the same.
@@ -113,7 +114,8 @@ class Delivery(models.Model):
     # While in progress: when the claim lapses, so a dead worker's delivery is taken again.
     lease_until = models.DateTimeField(null=True, blank=True)
     # The fencing token of the claim that holds the row: each claim writes a fresh one, and a
-    # worker records its attempt only where the row still carries its own (outbox.py).
+    # worker records its attempt only where the row still carries its own
+    # (integrations/delivery/record.py).
     claim = models.UUIDField(null=True, blank=True)
     # When a message for it was last handed to the broker; null when that failed. The
     # sweeper re-queues due rows with no message, or whose message is long overdue.

@@ -56,7 +56,7 @@ def integrations_of(owner) -> QuerySet[Integration]:
 
 def receives(target_form_id, form_id) -> bool:
     """Whether an integration limited to ``target_form_id`` (None: every form of the account)
-    receives ``form_id``'s submissions: the rule outbox.deliveries_insert writes in SQL."""
+    receives ``form_id``'s submissions: the rule integrations/delivery/enqueue.py writes in SQL."""
     return target_form_id is None or target_form_id == form_id
 
 

@@ -1,4 +1,4 @@
-"""Integrations: making, changing and testing them. Delivery is the outbox's (outbox.py)."""
+"""Integrations: making, changing and testing them. Delivery is integrations/delivery/'s."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from core.infra import ratelimit, wallclock
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import kinds, selectors
+from integrations.delivery.attempt import delivery_run
 from integrations.kinds import google_sheets
 from integrations.models import (
     CREATED,
@@ -21,7 +22,6 @@ from integrations.models import (
     DeliveryState,
     Integration,
 )
-from integrations.outbox import delivery_run
 from integrations.sheet_columns import FIXED as FIXED_COLUMNS
 from integrations.validation import invalid, split_config
 

@@ -8,7 +8,8 @@ from rest_framework.response import Response
 
 from accounts.authentication import signed_in
 from core.api.schema import error
-from integrations import outbox, selectors, services
+from integrations import selectors, services
+from integrations.delivery import retry
 from integrations.models import Integration
 from integrations.schema import create_request
 from integrations.serializers import (
@@ -87,6 +88,6 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
 )
 @api_view(["POST"])
 def delivery_retry(request: Request, delivery_id: str) -> Response:
-    delivery = outbox.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
+    delivery = retry.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
     delivery.last_attempt_at = None  # type: ignore[attr-defined]  # no attempt of it yet
     return Response(LedgerEntrySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)

@@ -20,7 +20,11 @@ from files.models import StoredFile
 from files.services import delete_files_of
 from forms_app.models import Form
 from integrations import announce
-from integrations.outbox import deliveries_drop_pending, deliveries_queue, deliveries_record
+from integrations.delivery.enqueue import (
+    deliveries_drop_pending,
+    deliveries_queue,
+    deliveries_record,
+)
 from submissions import admission, field_names, folders, learning, store
 from submissions.admission import Ticket, monthly_limit_reached
 from submissions.models import Status, Submission

@@ -21,7 +21,7 @@ from django.db import connection
 
 from accounts import quota
 from forms_app.models import Form
-from integrations.outbox import deliveries_insert
+from integrations.delivery.enqueue import deliveries_insert
 from submissions.models import Submission
 
 

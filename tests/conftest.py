@@ -81,7 +81,7 @@ def _clean_cache():
     """Rate windows, quota counters, the deliveries-due flag and the forms a web process keeps
     start empty in every test."""
     from forms_app import form_cache
-    from integrations import nudge
+    from integrations.delivery import nudge
 
     cache.clear()
     nudge.take_flag()

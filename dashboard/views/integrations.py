@@ -18,10 +18,11 @@ from dashboard.naming import shown_error
 from dashboard.reveal import reveal_once, revealed, shown
 from dashboard.views.common import error_text, first_errors
 from forms_app import selectors as form_selectors
-from integrations import kinds, outbox
+from integrations import kinds
 from integrations import selectors as integration_selectors
 from integrations import services as integrations
 from integrations.clients import google
+from integrations.delivery import retry
 from integrations.models import Integration
 from integrations.naming import destination
 from integrations.serializers import public_config
@@ -142,7 +143,7 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
     if not integration.enabled:
         messages.error(request, "Enable the integration first: a disabled one receives nothing.")
         return redirect("dashboard:integrations")
-    count = outbox.deliveries_retry(integration_id=integration.pk)
+    count = retry.deliveries_retry(integration_id=integration.pk)
     if count:
         messages.success(request, f"{count} failed deliveries will be sent again.")
     else:

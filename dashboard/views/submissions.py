@@ -16,8 +16,8 @@ from dashboard.auth import login_required
 from dashboard.forms import DeleteSubmissionForm, MarkForm
 from dashboard.views.form_sections import folder_url, owned_form
 from files.selectors import files_of
-from integrations import outbox
 from integrations import selectors as integration_selectors
+from integrations.delivery import retry
 from integrations.models import Delivery, DeliveryState
 from integrations.naming import destination
 from integrations.selectors import ledger_of
@@ -77,7 +77,7 @@ def delivery_retry(
     if submission is None or not integration_selectors.delivers(submission, delivery_id):
         raise Http404
     try:
-        outbox.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
+        retry.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
         messages.success(request, "The delivery will be sent again, with a fresh set of tries.")
     except ServiceError as error:
         messages.error(request, error.message)

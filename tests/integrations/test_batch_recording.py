@@ -6,10 +6,10 @@ import pytest
 from django.db import connection
 
 from core import clock
-from integrations import outbox
+from integrations.delivery import claim, record
+from integrations.delivery.transports import Outcome
 from integrations.models import Delivery, DeliveryState
 from integrations.services import integration_create
-from integrations.transports import Outcome
 from tests.conftest import add_submission
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -25,7 +25,7 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
         for _ in range(2)
     )
     submissions = [add_submission(form, {"n": str(n)}) for n in range(2)]
-    outbox.deliveries_claim_batch(10)  # both workers' batches hold their rows' claim
+    claim.deliveries_claim_batch(10)  # both workers' batches hold their rows' claim
     deliveries = {
         (d.submission_id, d.integration_id): d
         for d in Delivery.objects.select_related("integration")
@@ -40,7 +40,7 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
 
     # Each worker pauses after its first health update, while the other takes its own first.
     both_updated_one = threading.Barrier(2, timeout=10)
-    real_update = outbox._update_integration
+    real_update = record.update_integration
 
     def update_then_wait(integration, outcome, at):
         real_update(integration, outcome, at)
@@ -49,12 +49,12 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
             both_updated_one.wait()
 
     local = threading.local()
-    monkeypatch.setattr(outbox, "_update_integration", update_then_wait)
+    monkeypatch.setattr(record, "update_integration", update_then_wait)
     errors = []
 
     def worker(results):
         try:
-            outbox._record_successes(results)
+            record.record_successes(results)
         except Exception as error:  # a deadlock surfaces here
             errors.append(error)
         finally:

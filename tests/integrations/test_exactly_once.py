@@ -19,11 +19,11 @@ import pytest
 from django.db import connection
 
 from core.infra import dbclock, wallclock
-from integrations import outbox
 from integrations.clients import http
+from integrations.delivery import attempt, claim, messages, record, retry, transports, worker
+from integrations.delivery.transports import Outcome
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
 from integrations.services import integration_create
-from integrations.transports import Outcome
 from tests.conftest import add_submission
 from tests.fakes import FakeServer, Reply, SlowRelay, Trickle
 
@@ -34,19 +34,19 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 def workers_only(settings, monkeypatch):
     """Deliveries wait for the workers these tests run, not for an eager task."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    monkeypatch.setattr(outbox, "_wake_workers", lambda *args, **kwargs: True)
-    monkeypatch.setattr(outbox, "delivery_retry_later", lambda *args: None)
+    monkeypatch.setattr(messages, "wake_workers", lambda *args, **kwargs: True)
+    monkeypatch.setattr(record, "retry_later", lambda *args: None)
 
 
 def run_workers(stop: threading.Event, errors: list) -> list[threading.Thread]:
     """Two workers claiming and attempting batches, and the sweeper, until ``stop``."""
 
-    def worker() -> None:
+    def work() -> None:
         try:
             while not stop.is_set():
-                claim = outbox.deliveries_claim_batch(outbox.BATCH_SIZE)
-                if claim:
-                    outbox.deliveries_attempt(claim)
+                batch = claim.deliveries_claim_batch(worker.BATCH_SIZE)
+                if batch:
+                    attempt.deliveries_attempt(batch)
                 else:
                     time.sleep(0.05)
         except Exception as error:  # reported by the test
@@ -57,14 +57,14 @@ def run_workers(stop: threading.Event, errors: list) -> list[threading.Thread]:
     def sweeper() -> None:
         try:
             while not stop.is_set():
-                outbox.delivery_sweep()
+                retry.delivery_sweep()
                 time.sleep(0.5)
         except Exception as error:
             errors.append(error)
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=target) for target in (worker, worker, sweeper)]
+    threads = [threading.Thread(target=target) for target in (work, work, sweeper)]
     for thread in threads:
         thread.start()
     return threads
@@ -159,17 +159,17 @@ def test_a_trickling_destination_ends_the_attempt_at_its_deadline(user, allow_pr
     if destination == "webhook":
         integration_create(owner=user, type="WEBHOOK", config={"url": trickle.url})
     add_submission(mailed, {"n": "1"})
-    claim = outbox.deliveries_claim_batch(10)
+    batch = claim.deliveries_claim_batch(10)
     began = time.monotonic()
 
-    outbox.deliveries_attempt(claim)
+    attempt.deliveries_attempt(batch)
 
     assert time.monotonic() - began < 10.6
     trickle.shutdown()
     trickle.server_close()
     delivery = Delivery.objects.get()
     assert delivery.state == DeliveryState.PENDING and "Timed out after 10 s" in delivery.last_error
-    assert not outbox.deliveries_claim_batch(10)  # nothing for a second worker to send
+    assert not claim.deliveries_claim_batch(10)  # nothing for a second worker to send
     assert trickle.served + slow_relay.messages == 1
 
 
@@ -216,20 +216,20 @@ def test_dns_that_never_answers_ends_the_attempt_at_its_deadline(monkeypatch):
 def test_a_lapsed_claim_records_nothing(user, form):
     integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/"})
     add_submission(form, {"n": "1"})
-    first = outbox.deliveries_claim_batch(10)
+    first = claim.deliveries_claim_batch(10)
     Delivery.objects.update(lease_until="2000-01-01T00:00:00Z")  # its worker stalled
-    second = outbox.deliveries_claim_batch(10)
+    second = claim.deliveries_claim_batch(10)
     assert list(first) == list(second) and first.token != second.token
 
-    [stale] = outbox.claimed_deliveries(first)
-    outbox._record_successes([(stale, Outcome(True, 200), dbclock.now(), 5)])
-    outbox._record(stale, Outcome(False, error="HTTP 500"), dbclock.now(), 5)
+    [stale] = claim.claimed_deliveries(first)
+    record.record_successes([(stale, Outcome(True, 200), dbclock.now(), 5)])
+    record.record_attempt(stale, Outcome(False, error="HTTP 500"), dbclock.now(), 5)
 
     delivery = Delivery.objects.get()
     assert delivery.state == DeliveryState.IN_PROGRESS and delivery.claim == second.token
     assert not DeliveryAttempt.objects.exists()
-    [current] = outbox.claimed_deliveries(second)
-    outbox._record_successes([(current, Outcome(True, 200), dbclock.now(), 5)])
+    [current] = claim.claimed_deliveries(second)
+    record.record_successes([(current, Outcome(True, 200), dbclock.now(), 5)])
     assert Delivery.objects.get().state == DeliveryState.DELIVERED
     assert DeliveryAttempt.objects.count() == 1
     assert uuid.UUID(str(Delivery.objects.get().claim)) == second.token
@@ -249,7 +249,7 @@ def test_lease_times_come_from_the_database_clock(user, form, monkeypatch):
         integration_create(owner=user, type="WEBHOOK",
                            config={"url": "https://hooks.example.com/"})
         add_submission(form, {"n": "1"})
-        assert outbox.deliveries_claim_batch(10)
+        assert claim.deliveries_claim_batch(10)
         with connection.cursor() as cursor:
             cursor.execute("SELECT now()")
             (database_now,) = cursor.fetchone()
@@ -257,7 +257,7 @@ def test_lease_times_come_from_the_database_clock(user, form, monkeypatch):
         dbclock.forget()
 
     lease_until = Delivery.objects.get().lease_until
-    assert abs(lease_until - (database_now + outbox.BATCH_LEASE)) < timedelta(seconds=2)
+    assert abs(lease_until - (database_now + claim.LEASE)) < timedelta(seconds=2)
 
 
 @pytest.mark.postgres
@@ -279,7 +279,7 @@ def test_retry_times_come_from_the_database_clock(user, form, allow_private, mon
         with FakeServer(lambda request: Reply(500)) as failing:
             integration_create(owner=user, type="WEBHOOK", config={"url": f"{failing.url}/x"})
             add_submission(form, {"n": "1"})
-            outbox.deliveries_attempt(outbox.deliveries_claim_batch(10))
+            attempt.deliveries_attempt(claim.deliveries_claim_batch(10))
         with connection.cursor() as cursor:
             cursor.execute("SELECT now()")
             (database_now,) = cursor.fetchone()
@@ -300,10 +300,10 @@ def test_a_soft_time_limit_ends_the_batch_and_records_nothing(user, form, monkey
 
     integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/"})
     add_submission(form, {"n": "1"})
-    monkeypatch.setattr(outbox.transports, "deliver", out_of_time)
+    monkeypatch.setattr(transports, "deliver", out_of_time)
 
     with pytest.raises(SoftTimeLimitExceeded):
-        outbox.deliveries_attempt(outbox.deliveries_claim_batch(10))
+        attempt.deliveries_attempt(claim.deliveries_claim_batch(10))
     assert Delivery.objects.get().state == DeliveryState.IN_PROGRESS  # the lease hands it on
     assert not DeliveryAttempt.objects.exists()
 
@@ -314,19 +314,19 @@ def test_a_row_whose_lease_lapsed_mid_batch_is_not_sent_by_the_old_claim(user, f
     another worker. The first worker's next renewal finds it no longer holds that row, and
     leaves it alone."""
     sent = []
-    monkeypatch.setattr(outbox, "_attempt",
+    monkeypatch.setattr(attempt, "send",
                         lambda delivery: (sent.append(delivery.pk) or Outcome(True, 200),
                                           dbclock.now(), 5))
     integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/"})
     add_submission(form, {"n": "1"})
     add_submission(form, {"n": "2"})
-    first = outbox.deliveries_claim_batch(10)
+    first = claim.deliveries_claim_batch(10)
     Delivery.objects.update(lease_until="2000-01-01T00:00:00Z")
-    second = outbox.deliveries_claim_batch(10)  # another worker now holds both rows
+    second = claim.deliveries_claim_batch(10)  # another worker now holds both rows
     assert first.token != second.token
-    monkeypatch.setattr(outbox, "RENEW_BEFORE", outbox.BATCH_LEASE)  # renew at once
+    monkeypatch.setattr(claim, "RENEW_BEFORE", claim.LEASE)  # renew at once
 
-    outbox.deliveries_attempt(first)
+    attempt.deliveries_attempt(first)
 
     assert sent == []
     assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.IN_PROGRESS}

@@ -278,7 +278,7 @@ def test_two_deliveries_bringing_new_fields_at_once_each_get_a_column(
 ):
     from django.db import connection
 
-    from integrations.outbox import delivery_run
+    from integrations.delivery.attempt import delivery_run
     from tests.conftest import add_submission
 
     first = add_submission(form, {"phone": "555"})

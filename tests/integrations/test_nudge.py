@@ -1,5 +1,5 @@
 """Waking workers with production timing: a lingering worker, the web's skip window, the
-grace after the flag comes down, and the flag's expiry (integrations/nudge.py)."""
+grace after the flag comes down, and the flag's expiry (integrations/delivery/nudge.py)."""
 
 import threading
 import time
@@ -7,7 +7,7 @@ import time
 import pytest
 from django.db import connection
 
-from integrations import nudge, outbox
+from integrations.delivery import messages, nudge, retry, worker
 from tests.conftest import submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +18,7 @@ def published(settings, monkeypatch):
     """The deliver_due messages the web would send; nothing runs them."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
     sent: list[str] = []
-    monkeypatch.setattr(outbox, "_wake_workers", lambda what, **_: sent.append(what) or True)
+    monkeypatch.setattr(messages, "wake_workers", lambda what, **_: sent.append(what) or True)
     nudge.forget()
     yield sent
     nudge.forget()
@@ -33,7 +33,7 @@ class Worker(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.done = outbox.deliveries_run_due()
+            self.done = worker.deliveries_run_due()
         finally:
             connection.close()
 
@@ -115,10 +115,10 @@ def test_rows_left_to_a_worker_that_died_are_swept(public, form, hook, published
     assert Delivery.objects.get().queued_at is not None  # counts as having a message
 
     clock.advance(seconds=6)
-    assert outbox.delivery_sweep() == 0
+    assert retry.delivery_sweep() == 0
     assert published == []  # the worker is still on the job
 
     nudge.take_flag()  # it died, and its flag expired
-    outbox.delivery_sweep()
+    retry.delivery_sweep()
 
     assert len(published) == 1

@@ -8,7 +8,7 @@ import pytest
 from django.core import mail
 from django.core.mail.backends.locmem import EmailBackend
 
-from integrations import outbox
+from integrations.delivery import attempt, retry
 from integrations.kinds.owner_email import digest
 from integrations.models import Delivery, Integration
 from submissions.models import Submission
@@ -188,7 +188,7 @@ def test_a_mail_server_failure_is_retried_then_alerts(owner_api, public, notifie
     assert row["nextAttemptAt"] is not None
 
     Delivery.objects.update(next_attempt_at=submission.submitted_at)
-    outbox.delivery_run(row["_id"])
+    attempt.delivery_run(row["_id"])
 
     [row] = ledger(owner_api, notified, submission)
     assert (row["state"], row["attempts"]) == ("failed", 2)
@@ -217,7 +217,7 @@ def test_past_20_in_an_hour_the_rest_go_as_one_digest(owner_api, notified, clock
         submissions.append(submission)
 
     for submission in submissions:
-        outbox.delivery_run(Delivery.objects.get(submission=submission).pk)
+        attempt.delivery_run(Delivery.objects.get(submission=submission).pk)
 
     assert len(notifications()) == 20
     held = [ledger(owner_api, notified, s)[0] for s in submissions[20:]]
@@ -228,7 +228,7 @@ def test_past_20_in_an_hour_the_rest_go_as_one_digest(owner_api, notified, clock
 
     clock.current = hour + timedelta(hours=1, seconds=1)
     for submission in submissions[20:]:
-        outbox.delivery_run(Delivery.objects.get(submission=submission).pk)
+        attempt.delivery_run(Delivery.objects.get(submission=submission).pk)
 
     assert len(notifications()) == 21
     sent = notifications()[-1]
@@ -245,11 +245,11 @@ def test_the_digest_goes_out_when_the_sweeper_finds_the_hour_over(owner_api, not
     for number in range(22):
         submission = add_submission(notified, {"name": f"Person {number}"})
         Submission.objects.filter(pk=submission.pk).update(submitted_at=hour)
-        outbox.delivery_run(Delivery.objects.get(submission=submission).pk)
+        attempt.delivery_run(Delivery.objects.get(submission=submission).pk)
     assert len(notifications()) == 20
 
     clock.current = hour + timedelta(hours=1, seconds=5)
-    outbox.delivery_sweep()  # beat's sweeper: the held ones are due, and a worker takes them
+    retry.delivery_sweep()  # beat's sweeper: the held ones are due, and a worker takes them
 
     assert len(notifications()) == 21
     assert Delivery.objects.filter(state="delivered").count() == 22
@@ -265,13 +265,13 @@ def test_a_late_one_after_the_digest_went_out_is_mailed_alone(notified, clock):
         return submission
 
     for number in range(21):
-        outbox.delivery_run(Delivery.objects.get(submission=arrive(f"Person {number}")).pk)
+        attempt.delivery_run(Delivery.objects.get(submission=arrive(f"Person {number}")).pk)
     clock.current = hour + timedelta(hours=1, seconds=5)
-    outbox.delivery_sweep()
+    retry.delivery_sweep()
     assert len(notifications()) == 21  # 20 alone and the digest of one
     late = arrive("Late")  # of that hour, delivered after its digest (a backlog)
 
-    outbox.delivery_run(Delivery.objects.get(submission=late).pk)
+    attempt.delivery_run(Delivery.objects.get(submission=late).pk)
 
     assert len(notifications()) == 22
     assert notifications()[-1].subject == "New submission: Contact"

@@ -5,10 +5,11 @@ from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
 from config.celery import app as celery_app
+from integrations.delivery.claim import LEASE, deliveries_claim_batch
+from integrations.delivery.retry import delivery_sweep
+from integrations.delivery.tasks import deliver, deliver_due
 from integrations.models import Delivery, Integration
-from integrations.outbox import LEASE, delivery_claim, delivery_sweep
 from integrations.services import integration_create
-from integrations.tasks import deliver, deliver_due
 from tests.conftest import add_submission, submit
 from tests.fakes import Reply
 from tests.integrations.conftest import reset_broker_connections
@@ -77,7 +78,7 @@ def test_worker_dying_mid_delivery_only_delays_it(public, form, hook, receiver, 
     broker.silent()
     submit(public, form)
     delivery = Delivery.objects.get()
-    assert delivery_claim(delivery.pk)  # a worker takes it ... and dies before answering
+    assert deliveries_claim_batch(1, ids=[delivery.pk])  # a worker takes it ... and dies
     broker.up()
 
     assert delivery_sweep() == 0  # its lease still runs
@@ -106,8 +107,8 @@ def test_only_one_worker_can_claim_an_attempt(public, form, hook, broker):
     submit(public, form)
     delivery = Delivery.objects.get()
 
-    assert delivery_claim(delivery.pk) is True
-    assert delivery_claim(delivery.pk) is False
+    assert deliveries_claim_batch(1, ids=[delivery.pk])
+    assert not deliveries_claim_batch(1, ids=[delivery.pk])
 
 
 def test_running_a_task_twice_sends_once(public, form, hook, receiver, broker):
@@ -133,6 +134,13 @@ def test_celery_is_configured_for_at_least_once_delivery():
     assert "integrations.tasks.sweep_deliveries" in {
         entry["task"] for entry in conf.beat_schedule.values()
     }
+
+
+def test_delivery_tasks_keep_the_names_queued_messages_carry():
+    """Messages already queued, and beat's schedule, name the tasks by these strings."""
+    names = {"integrations.tasks.deliver", "integrations.tasks.deliver_due",
+             "integrations.tasks.sweep_deliveries", "integrations.tasks.send_failure_alert"}
+    assert names <= set(celery_app.tasks)
 
 
 # --- Operators' commands ------------------------------------------------------------------
@@ -233,7 +241,7 @@ def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
 ):
     """Each attempt takes 10 s of the clock, the most one may: the 20 s lease would lapse in
     the second one unless the worker renewed it, and another worker would take the rest."""
-    from integrations import outbox, transports
+    from integrations.delivery import transports, worker
 
     broker.silent()
     for i in range(3):
@@ -247,7 +255,7 @@ def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
         return transports.Outcome(True, 200)
 
     monkeypatch.setattr(transports, "deliver", slow)
-    assert outbox.deliveries_run_due() == 3
+    assert worker.deliveries_run_due() == 3
 
     assert lapsed == []
     assert set(Delivery.objects.values_list("state", flat=True)) == {"delivered"}
@@ -256,15 +264,15 @@ def test_a_long_batch_keeps_its_lease_while_its_worker_lives(
 def test_a_dead_workers_batch_is_taken_again_within_20_seconds(
     public, form, hook, receiver, broker, clock
 ):
-    from integrations import outbox
+    from integrations.delivery import claim
 
     broker.silent()
     submit(public, form)
-    assert outbox.deliveries_claim_batch(10)  # a worker claims it ... and dies
+    assert claim.deliveries_claim_batch(10)  # a worker claims it ... and dies
     broker.up()
 
     clock.advance(seconds=19)
-    assert outbox.deliveries_claim_batch(10) == []
+    assert claim.deliveries_claim_batch(10) == []
     clock.advance(seconds=2)
     assert delivery_sweep() == 1
 
@@ -296,9 +304,9 @@ def test_a_delivery_run_that_loses_the_database_tries_again(public, form, hook, 
     from celery.exceptions import Retry
     from django.db import OperationalError
 
-    from integrations import outbox, tasks
+    from integrations.delivery import tasks, worker
 
-    real, calls = outbox.deliveries_run_due, []
+    real, calls = worker.deliveries_run_due, []
 
     def flaky():
         calls.append(1)
@@ -308,7 +316,7 @@ def test_a_delivery_run_that_loses_the_database_tries_again(public, form, hook, 
 
     broker.silent()
     submit(public, form, {"name": "Ada"})
-    monkeypatch.setattr(outbox, "deliveries_run_due", flaky)
+    monkeypatch.setattr(worker, "deliveries_run_due", flaky)
     broker.up()
 
     with pytest.raises(Retry):  # a retry is asked for, not a failure left to the sweeper
@@ -324,21 +332,21 @@ def test_after_a_batch_that_was_not_full_the_worker_waits_its_pace(
 ):
     """Rows gather between claims instead of each claim taking one or two; a full batch
     means a backlog, and the next claim follows at once."""
-    from integrations import outbox, transports
+    from integrations.delivery import claim, transports, worker
 
     settings.DELIVERY_BATCH_PACE_SECONDS = 30.0
     broker.silent()
-    for i in range(outbox.BATCH_SIZE + 1):
+    for i in range(worker.BATCH_SIZE + 1):
         add_submission(form, {"n": str(i)})
     claims, pauses = [], []
-    real_claim = outbox.deliveries_claim_batch
-    monkeypatch.setattr(outbox, "deliveries_claim_batch",
+    real_claim = claim.deliveries_claim_batch
+    monkeypatch.setattr(claim, "deliveries_claim_batch",
                         lambda size: claims.append(real_claim(size)) or claims[-1])
-    monkeypatch.setattr(outbox.time, "sleep", pauses.append)
+    monkeypatch.setattr(worker.time, "sleep", pauses.append)
     monkeypatch.setattr(transports, "deliver", lambda *_args: transports.Outcome(True, 200))
 
-    assert outbox.deliveries_run_due() == outbox.BATCH_SIZE + 1
+    assert worker.deliveries_run_due() == worker.BATCH_SIZE + 1
 
-    assert [len(ids) for ids in claims][:3] == [outbox.BATCH_SIZE, 1, 0]
+    assert [len(ids) for ids in claims][:3] == [worker.BATCH_SIZE, 1, 0]
     assert len(pauses) == 1  # after the batch of one, not after the full one
     assert 29 < pauses[0] <= 30

@@ -8,8 +8,9 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from integrations.clients import http, webhook
+from integrations.delivery.attempt import delivery_run
+from integrations.delivery.retry import delivery_sweep
 from integrations.models import Delivery, DeliveryAttempt, Integration
-from integrations.outbox import delivery_run, delivery_sweep
 from integrations.services import integration_create
 from tests.conftest import submit
 from tests.fakes import Reply
@@ -410,13 +411,13 @@ def test_webhook_body_is_compact_json_with_event_timestamp(public, form, hook, r
 
 
 def test_an_older_attempt_finishing_last_does_not_set_the_status(hook, clock):
-    from integrations.outbox import _update_integration
-    from integrations.transports import Outcome
+    from integrations.delivery.record import update_integration
+    from integrations.delivery.transports import Outcome
 
     earlier = clock()
     clock.advance(seconds=5)
-    _update_integration(hook, Outcome(True, 200), clock())
-    _update_integration(hook, Outcome(False, 500, "HTTP 500"), earlier)
+    update_integration(hook, Outcome(True, 200), clock())
+    update_integration(hook, Outcome(False, 500, "HTTP 500"), earlier)
 
     hook.refresh_from_db()
     assert (hook.status, hook.last_error) == ("healthy", None)

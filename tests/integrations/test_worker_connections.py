@@ -6,7 +6,7 @@ from celery.fixups.django import DjangoWorkerFixup
 from django.db import connection
 
 from config.celery import app
-from integrations.tasks import deliver
+from integrations.delivery.tasks import deliver
 
 # SQLite's test database lives in memory and is never closed; the reconnect cost is
 # PostgreSQL's, so this is checked there.

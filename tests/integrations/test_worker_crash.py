@@ -12,8 +12,8 @@ import pytest
 from django.db import connection
 
 from forms_app.services import form_create
+from integrations.delivery.retry import delivery_sweep
 from integrations.models import Delivery
-from integrations.outbox import delivery_sweep
 from integrations.services import integration_create
 from tests.conftest import CommitClient, make_user, submit
 from tests.fakes import FakeServer, Reply

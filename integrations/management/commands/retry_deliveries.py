@@ -5,7 +5,7 @@ from django.utils.dateparse import parse_datetime
 
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
-from integrations.outbox import deliveries_retry
+from integrations.delivery.retry import deliveries_retry
 
 
 def moment(value: str | None):

@@ -16,19 +16,17 @@ up and skips the round trip meanwhile; the grace is longer than that, which keep
 exact. The flag expires (``FLAG_TTL_SECONDS``) unless the worker holding it renews it, so a
 worker that dies holding it stops no one: the next commit raises it again. If the broker loses
 a message, the sweeper takes the flag down and publishes again. The flag lives in Redis, or
-without it in a file in DATA_DIR (the embedded setup runs on one machine).
+without it in a file in DATA_DIR (integrations/delivery/backends.py).
 """
 
 from __future__ import annotations
 
-import os
 import time
 
 from django.conf import settings
 
-from core.infra import redis
+from integrations.delivery import backends
 
-KEY = "formflow:deliveries:due"
 FLAG_TTL_SECONDS = 3.0
 RENEW_EVERY_SECONDS = 1.0
 
@@ -49,7 +47,7 @@ def raise_flag() -> bool:
     now = time.monotonic()
     if now - _seen_up_at < settings.NUDGE_SKIP_SECONDS:
         return False
-    raised = _set(only_if_down=True)
+    raised = backends.flag_store().set(only_if_down=True, ttl=FLAG_TTL_SECONDS)
     _seen_up_at = now
     return raised
 
@@ -62,76 +60,14 @@ def forget() -> None:
 
 def hold_flag() -> None:
     """A worker on the job keeps the flag up (and its expiry away)."""
-    _set(only_if_down=False)
+    backends.flag_store().set(only_if_down=False, ttl=FLAG_TTL_SECONDS)
 
 
 def is_up() -> bool:
     """Whether a worker holds the flag (or a commit raised it); False while Redis is away."""
-    client = redis.client()
-    if client is not None:
-        try:
-            return bool(client.exists(KEY))
-        except redis.Unavailable as error:
-            redis.failed(error, "reading the deliveries flag")
-            return False
-    try:
-        return time.time() - os.stat(_path()).st_mtime < FLAG_TTL_SECONDS
-    except FileNotFoundError:
-        return False
+    return backends.flag_store().is_up(FLAG_TTL_SECONDS)
 
 
 def take_flag() -> bool:
     """Take the flag down; True if it was up."""
-    client = redis.client()
-    if client is not None:
-        try:
-            return client.delete(KEY) == 1
-        except redis.Unavailable as error:
-            redis.failed(error, "taking the deliveries flag down")
-            return False  # the sweeper looks again once Redis is back
-    try:
-        os.unlink(_path())
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def _set(*, only_if_down: bool) -> bool:
-    client = redis.client()
-    if client is not None:
-        if not redis.available():
-            return True
-        try:
-            ttl = int(FLAG_TTL_SECONDS * 1000)
-            return bool(client.set(KEY, 1, nx=only_if_down, px=ttl))
-        except redis.Unavailable as error:
-            redis.failed(error, "raising the deliveries flag")
-            return True
-    return _set_file(only_if_down)
-
-
-def _path() -> str:
-    return str(settings.DATA_DIR / "deliveries-due.flag")
-
-
-def _set_file(only_if_down: bool) -> bool:
-    """The file's age is the flag's expiry: one older than the TTL is down."""
-    path = _path()
-    if not only_if_down:
-        try:
-            os.utime(path)
-            return False
-        except FileNotFoundError:
-            pass
-    for _ in range(2):
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            return True
-        except FileExistsError:
-            try:
-                if time.time() - os.stat(path).st_mtime < FLAG_TTL_SECONDS:
-                    return False
-                os.unlink(path)  # expired: its worker is gone
-            except FileNotFoundError:
-                pass
-    return False
+    return backends.flag_store().take()

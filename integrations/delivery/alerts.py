@@ -14,8 +14,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Q
 
+from accounts import mailer
 from core import clock
 from integrations import kinds
+from integrations.delivery import messages
 from integrations.models import Integration
 
 QUIET_FOR = timedelta(hours=24)
@@ -32,10 +34,16 @@ def failed_for_good(integration: Integration, *, form_name: str, error: str | No
     due = Q(alerted_at__isnull=True) | Q(alerted_at__lt=now - QUIET_FOR)
     if not Integration.objects.filter(due, pk=integration.pk).update(alerted_at=now):
         return False
-    from integrations.tasks import send_failure_alert
-
-    send_failure_alert.delay(str(integration.pk), form_name, error or "unknown error", disabled)
+    messages.alert_owner(integration.pk, form_name, error or "unknown error", disabled)
     return True
+
+
+def send(integration_id, form_name: str, error: str, disabled: bool) -> None:
+    """The alert's email (the task's work, after the delivery is recorded)."""
+    integration = Integration.objects.select_related("owner").filter(pk=integration_id).first()
+    if integration is None:
+        return  # deleted meanwhile: nobody to tell about it
+    mailer.send(**message(integration, form_name, error, disabled))
 
 
 def message(integration: Integration, form_name: str, error: str, disabled: bool) -> dict:

@@ -1,0 +1,131 @@
+"""Where delivery meets a backend that needs code of its own, chosen once per process.
+
+- SQL: a claim skips rows another worker has locked on PostgreSQL (``FOR UPDATE SKIP
+  LOCKED``); SQLite has one writer, so the plain subqueries do. Each database makes a fresh
+  id in SQL its own way.
+- The deliveries-due flag (integrations/delivery/nudge.py): a Redis key, or without Redis a
+  file in DATA_DIR (the embedded setup runs on one machine).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+
+from django.conf import settings
+from django.db import connection
+
+from core.infra import redis
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    new_id: str  # SQL that makes a fresh primary key
+    skip_locked: str  # after a claim's row selection
+
+
+POSTGRESQL = Dialect(new_id="gen_random_uuid()", skip_locked=" FOR UPDATE SKIP LOCKED")
+SQLITE = Dialect(new_id="lower(hex(randomblob(16)))", skip_locked="")
+
+
+@functools.cache
+def sql() -> Dialect:
+    return POSTGRESQL if connection.vendor == "postgresql" else SQLITE
+
+
+class FlagStore(Protocol):
+    def set(self, *, only_if_down: bool, ttl: float) -> bool: ...
+    def is_up(self, ttl: float) -> bool: ...
+    def take(self) -> bool: ...
+
+
+@functools.cache
+def flag_store() -> FlagStore:
+    return RedisFlag() if settings.REDIS_URL else FileFlag()
+
+
+class RedisFlag:
+    """The flag as a key with an expiry. While Redis is away the flag reads as down, and
+    raising it answers True: the publish then fails too (the broker is Redis), and the
+    sweeper sends later."""
+
+    KEY = "formflow:deliveries:due"
+
+    def set(self, *, only_if_down: bool, ttl: float) -> bool:
+        client = _client()
+        return bool(redis.guarded(
+            lambda: client.set(self.KEY, 1, nx=only_if_down, px=int(ttl * 1000)),
+            True, "raising the deliveries flag"))
+
+    def is_up(self, ttl: float) -> bool:
+        return _tried(lambda: bool(_client().exists(self.KEY)), False,
+                      "reading the deliveries flag")
+
+    def take(self) -> bool:
+        # While Redis is away: False, and the sweeper looks again once it is back.
+        return _tried(lambda: _client().delete(self.KEY) == 1, False,
+                      "taking the deliveries flag down")
+
+
+def _client() -> Redis:
+    return cast("Redis", redis.client())  # chosen only with REDIS_URL, where it is never None
+
+
+def _tried(call: Callable[[], T], fallback: T, what: str) -> T:
+    """``call()``, or ``fallback`` if it finds Redis away. Tried even during the pause after
+    a failure: the sweeper, a background caller, must see Redis back at once."""
+    try:
+        return call()
+    except redis.Unavailable as error:
+        redis.failed(error, what)
+        return fallback
+
+
+class FileFlag:
+    """The flag as a file whose age is its expiry: one older than the TTL is down."""
+
+    def path(self) -> str:
+        return str(settings.DATA_DIR / "deliveries-due.flag")
+
+    def is_up(self, ttl: float) -> bool:
+        try:
+            return time.time() - os.stat(self.path()).st_mtime < ttl
+        except FileNotFoundError:
+            return False
+
+    def take(self) -> bool:
+        try:
+            os.unlink(self.path())
+        except FileNotFoundError:
+            return False
+        return True
+
+    def set(self, *, only_if_down: bool, ttl: float) -> bool:
+        path = self.path()
+        if not only_if_down:
+            try:
+                os.utime(path)
+                return False
+            except FileNotFoundError:
+                pass
+        for _ in range(2):
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                return True
+            except FileExistsError:
+                try:
+                    if time.time() - os.stat(path).st_mtime < ttl:
+                        return False
+                    os.unlink(path)  # expired: its worker is gone
+                except FileNotFoundError:
+                    pass
+        return False

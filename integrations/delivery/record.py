@@ -1,0 +1,201 @@
+"""Recording attempts, fenced by their claim: the row's new state, the attempt's line in the
+ledger, the integration's health, and an alert when a delivery fails for good.
+
+Every write is ``WHERE id = ... AND claim = ...``: a worker whose claim lapsed (another took
+the row since) records nothing. Retry times come from the database's clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from core.infra import dbclock, rawsql
+from integrations.delivery import alerts, messages
+from integrations.delivery.claim import token_value
+from integrations.delivery.transports import Outcome
+from integrations.models import TEST, Delivery, DeliveryAttempt, DeliveryState, Health, Integration
+
+logger = logging.getLogger(__name__)
+
+COUNTDOWN_LIMIT_SECONDS = 60  # longer waits are left to the sweeper, not to broker ETAs
+
+# One attempt: the delivery, what happened, when it started (database clock), how long it took.
+Result = tuple[Delivery, Outcome, datetime, int]
+
+
+def record_successes(results: list[Result]) -> None:
+    """Record delivered attempts of one claim in two hand-written statements, whatever their
+    number; the deliveries are left as they now stand.
+
+    Each integration's health is updated in a statement of its own, after the deliveries are
+    recorded and in a fixed order: two workers recording batches that share integrations
+    must never hold one integration's row while waiting for another's.
+    """
+    adapt = connection.ops.adapt_datetimefield_value
+    token = results[0][0].claim  # one claim's batch
+    finished_at = dbclock.now()
+    with transaction.atomic():
+        # Fenced: only rows this claim still holds are recorded (and get an attempt row).
+        held = {uuid.UUID(str(pk)) for (pk,) in rawsql.fetch(
+            f"UPDATE {rawsql.table(Delivery)} SET state = %s, last_error = NULL, "
+            "finished_at = %s, lease_until = NULL WHERE claim = %s "
+            f"AND id IN ({rawsql.placeholders(len(results))}) RETURNING id",
+            [DeliveryState.DELIVERED, adapt(finished_at), token_value(token),
+             *(rawsql.db_id(Delivery, row[0].pk) for row in results)],
+            (Delivery._meta.pk,),
+        )}
+        results = [row for row in results if uuid.UUID(str(row[0].pk)) in held]
+        attempts = [
+            [rawsql.db_id(Delivery, delivery.pk), delivery.attempts, adapt(started),
+             duration_ms, True, outcome.status_code]
+            for delivery, outcome, started, duration_ms in results
+        ]
+        if attempts:
+            rawsql.execute(
+                f"INSERT INTO {rawsql.table(DeliveryAttempt)} (delivery_id, number, "
+                "started_at, duration_ms, succeeded, status_code) VALUES "
+                + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(attempts)),
+                [value for row in attempts for value in row],
+            )
+    latest: dict = {}
+    for delivery, outcome, started, _ in results:
+        delivery.state, delivery.last_error = DeliveryState.DELIVERED, None
+        delivery.finished_at, delivery.lease_until = finished_at, None
+        integration = delivery.integration
+        if integration.pk not in latest or latest[integration.pk][2] < started:
+            latest[integration.pk] = (integration, outcome, started)
+    for key in sorted(latest):
+        update_integration(*latest[key])
+
+
+@transaction.atomic
+def record_attempt(
+    delivery: Delivery, outcome: Outcome, started: datetime, duration_ms: int
+) -> Delivery:
+    """Record one attempt, fenced by the delivery's claim: the row's new state first, and
+    the attempt, the integration's health and any alert only if this claim still holds it."""
+    is_test = delivery.event_type == TEST
+    delay = (
+        None
+        if (outcome.ok or outcome.permanent or is_test)
+        else retry_delay(delivery.attempts, outcome.retry_after)
+    )
+    if outcome.ok:
+        held = _fenced(delivery, state=DeliveryState.DELIVERED, last_error=None,
+                       finished_at=dbclock.now(), lease_until=None)
+    elif delay is None:
+        held = _fenced(delivery, state=DeliveryState.FAILED, last_error=_short(outcome.error),
+                       finished_at=dbclock.now(), lease_until=None)
+    else:
+        due = dbclock.now() + timedelta(seconds=delay)
+        # A short wait is queued with a countdown right away; a long one waits for the sweeper.
+        held = _fenced(delivery, state=DeliveryState.PENDING, last_error=_short(outcome.error),
+                       next_attempt_at=due,
+                       queued_at=due if delay <= COUNTDOWN_LIMIT_SECONDS else None,
+                       lease_until=None)
+    if not held:
+        return delivery
+    DeliveryAttempt.objects.create(
+        delivery=delivery,
+        number=delivery.attempts,
+        started_at=started,
+        duration_ms=duration_ms,
+        succeeded=outcome.ok,
+        status_code=outcome.status_code,
+        error=_short(outcome.error),
+    )
+    update_integration(delivery.integration, outcome, started)
+    if delivery.state == DeliveryState.FAILED and not is_test:
+        alerts.failed_for_good(
+            delivery.integration, form_name=_form_name(delivery),
+            error=_short(outcome.error), disabled=outcome.disable,
+        )
+    return delivery
+
+
+def finish(delivery: Delivery, state: str, error: str | None) -> Delivery:
+    """End a delivery without an attempt (its integration was disabled)."""
+    _fenced(delivery, state=state, last_error=error, finished_at=dbclock.now(),
+            lease_until=None)
+    return delivery
+
+
+def _fenced(delivery: Delivery, **changes: Any) -> bool:
+    """Write ``changes`` to the delivery if its claim is still this one's; whether it was.
+    A claim that lapsed (another worker took the row since) records nothing."""
+    written = Delivery.objects.filter(pk=delivery.pk, claim=delivery.claim).update(**changes)
+    if not written:
+        logger.warning("Delivery %s: the claim lapsed; the attempt is not recorded",
+                       delivery.pk)
+        return False
+    for name, value in changes.items():
+        setattr(delivery, name, value)
+    return True
+
+
+def retry_delay(attempts: int, retry_after: float | None) -> float | None:
+    """Seconds until the next attempt, or None when every attempt is spent."""
+    delays = settings.DELIVERY_RETRY_DELAYS
+    if attempts > len(delays):
+        return None
+    delay = delays[attempts - 1] * (1 + random.uniform(0, 0.1))
+    return max(delay, retry_after or 0)
+
+
+def retry_soon(delivery: Delivery) -> None:
+    """A delivery that waits a short while for its next attempt is sent a message with a
+    countdown, not left to the sweeper."""
+    if delivery.state != DeliveryState.PENDING:
+        return
+    wait = (delivery.next_attempt_at - dbclock.now()).total_seconds()
+    if wait <= COUNTDOWN_LIMIT_SECONDS:
+        retry_later(delivery.pk, max(wait, 0))
+
+
+def retry_later(delivery_id, countdown: float) -> None:
+    if not messages.deliver_later(delivery_id, countdown):
+        Delivery.objects.filter(pk=delivery_id).update(queued_at=None)
+
+
+def update_integration(integration: Integration, outcome: Outcome, at) -> None:
+    """Health follows the latest attempt by start time, so a slow older attempt that
+    finishes last cannot overwrite it. Other changes (410, new tokens) always apply."""
+    at_value = connection.ops.adapt_datetimefield_value(at)
+    rawsql.execute(
+        f"UPDATE {rawsql.table(Integration)} SET status = %s, last_run_at = %s, last_error = %s "
+        "WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)",
+        [
+            Health.HEALTHY if outcome.ok else Health.FAILING,
+            at_value,
+            None if outcome.ok else _short(outcome.error),
+            rawsql.db_id(Integration, integration.pk),
+            at_value,
+        ],
+    )
+    changes: dict[str, Any] = {}
+    if outcome.disable:
+        changes["enabled"] = False
+        if integration.hook:  # a subscription whose target is gone ends (contract)
+            transaction.on_commit(lambda: Integration.objects.filter(pk=integration.pk).delete())
+    if outcome.secrets is not None:
+        integration.set_secrets({**integration.secrets, **outcome.secrets})
+        changes["secrets_encrypted"] = integration.secrets_encrypted
+    if changes:
+        Integration.objects.filter(pk=integration.pk).update(**changes)
+
+
+def _form_name(delivery: Delivery) -> str:
+    if delivery.payload is not None:  # the event of a change, its submission perhaps gone
+        return delivery.payload["data"]["formName"]
+    return delivery.submission.form.name if delivery.submission else ""
+
+
+def _short(error: str | None) -> str | None:
+    return error[:500] if error else None
