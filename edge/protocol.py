@@ -80,8 +80,8 @@ def limits() -> Limits:
 
 
 class EdgeProtocol(asyncio.Protocol):
-    def __init__(self, **uvicorn: Any) -> None:
-        self.uvicorn = uvicorn  # the arguments of uvicorn's own protocol
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.uvicorn = args, kwargs  # what uvicorn's server gives its protocol, passed on unread
         access_log.install()  # before this connection's first request is logged
         self.limits = limits()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -115,7 +115,8 @@ class EdgeProtocol(asyncio.Protocol):
             self.answer(busy(), headers=(retry,))
             return
         self.relay = Relay(transport, self.answers)
-        self.inner = HttpToolsProtocol(**self.uvicorn)
+        args, kwargs = self.uvicorn
+        self.inner = HttpToolsProtocol(*args, **kwargs)
         self.inner.connection_made(self.relay)
         self.arm(self.limits.header_timeout)
 

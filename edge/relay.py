@@ -4,7 +4,7 @@ uvicorn's protocol gets a ``Relay`` as its transport: the socket's own, through 
 ``Transport`` interface, with the edge watching what goes out. ``Answers`` reads the answers
 written with httptools' response parser, so the edge knows, from the bytes alone, whether an
 answer is under way and how many are complete; the parser runs in C, and Python only at an
-answer's start, head and end.
+answer's head and end.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class Answers:
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         if self.lost:
             return
+        self.started = True  # until the parser reaches the answer's end
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserCallbackError as error:
@@ -50,9 +51,6 @@ class Answers:
         self.heads.append(request)
 
     # Parser callbacks
-    def on_message_begin(self) -> None:
-        self.started = True
-
     def on_headers_complete(self) -> None:
         # 1xx (100 Continue) is not the answer; the final one follows.
         if self.heads and self.heads[0] == self.done + 1 \
