@@ -131,8 +131,8 @@ class EdgeProtocol(asyncio.Protocol):
             inner.connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self.lingering:
-            return
+        if self.lingering or self.closing:
+            return  # reading has stopped, though a chunk may already be on its way
         try:
             self.parser.feed_data(data)
             if self.reading and not self.in_body:
@@ -156,6 +156,8 @@ class EdgeProtocol(asyncio.Protocol):
     def eof_received(self) -> bool | None:
         if self.lingering:
             return None
+        if self.closing:
+            return True  # the answers being made are still sent
         if self.in_body:
             self.refuse(incomplete_body())
             return None

@@ -128,7 +128,7 @@ def test_the_edge_takes_one_name_from_inside_uvicorn():
     """uvicorn's public surface is its documented settings and its top-level package; the edge
     builds uvicorn's httptools protocol and drives it as an asyncio.Protocol, nothing more."""
     imported = set()
-    for path in Path("edge").glob("*.py"):
+    for path in (Path(__file__).parents[2] / "edge").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("uvicorn"):
                 imported.update(f"{node.module}.{alias.name}" for alias in node.names)
