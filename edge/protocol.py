@@ -261,7 +261,7 @@ class EdgeProtocol(asyncio.Protocol):
         app that began a request reads a disconnect."""
         self.disarm()
         self.reading = self.in_body = False
-        cut_short = self.answers.started
+        cut_short = self.answers.started or self.answers.lost
         if self.relay is not None:
             self.relay.cut()
         if self.inner is not None:

@@ -52,9 +52,9 @@ class Answers:
 
     # Parser callbacks
     def on_headers_complete(self) -> None:
-        # 1xx (100 Continue) is not the answer; the final one follows.
-        if self.heads and self.heads[0] == self.done + 1 \
-                and self.parser.get_status_code() >= 200:
+        if not self.heads or self.heads[0] != self.done + 1:
+            return
+        if self.parser.get_status_code() >= 200:  # 1xx (100 Continue) is not the answer
             self.heads.popleft()
             self.complete()
             raise NoBody

@@ -9,12 +9,25 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
+
 from submissions.models import Submission
-from tests.serving.conftest import read_all, read_answer, request
+from tests.serving.conftest import EdgeServer, read_all, read_answer, request
 
 HEALTH = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
 # An answer with a Content-Length and, to HEAD, no body: the app's 401 without an API key.
 HEAD = b"HEAD /api/v1/forms HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+@pytest.fixture(params=["asyncio", "uvloop"])
+def edge(request, transactional_db, settings):
+    """As tests/serving/conftest.py's, and on uvloop too, the loop production runs."""
+    settings.SERVER_HEADER_TIMEOUT = 1
+    settings.SERVER_BODY_TIMEOUT = 2
+    server = EdgeServer(threads=2, loop=request.param)
+    server.start()
+    yield server
+    server.stop()
 
 
 def half_closed(edge, data: bytes) -> tuple[bytes, float]:
