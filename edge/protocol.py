@@ -32,6 +32,7 @@ class, passed on unread, and used through asyncio's ``Protocol`` methods only.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -79,10 +80,28 @@ def limits() -> Limits:
     )
 
 
+class NoUpgradeWarnings(logging.Filter):
+    """uvicorn warns twice of each request that asks to upgrade the connection (the worker
+    turns WebSockets off), so any client could fill the error log; the request is answered as
+    plain HTTP, which needs no warning."""
+
+    QUIET = ("Unsupported upgrade request", "No supported WebSocket library")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.msg, str) and record.msg.startswith(self.QUIET))
+
+
+def quiet_upgrades() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, NoUpgradeWarnings) for f in logger.filters):
+        logger.addFilter(NoUpgradeWarnings())
+
+
 class EdgeProtocol(asyncio.Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.uvicorn = args, kwargs  # what uvicorn's server gives its protocol, passed on unread
         access_log.install()  # before this connection's first request is logged
+        quiet_upgrades()
         self.limits = limits()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.transport: asyncio.Transport | None = None

@@ -5,6 +5,7 @@ streamed); a late pipelined request waits for the answer being made."""
 from __future__ import annotations
 
 import ast
+import logging
 import socket
 import time
 from pathlib import Path
@@ -108,10 +109,12 @@ def test_a_late_pipelined_request_waits_for_the_answer_being_made(edge, form, us
     assert b"408" not in raw.split(b"\r\n\r\n", 1)[0]
 
 
-def test_an_upgrade_is_answered_as_plain_http(edge):
+def test_an_upgrade_is_answered_as_plain_http_with_no_warning(edge, caplog):
+    caplog.set_level(logging.INFO, logger="uvicorn.error")
     answer = edge.exchange(request("GET", "/healthz", headers={
         "Connection": "Upgrade", "Upgrade": "websocket"}))
     assert answer.status == 200
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_a_refused_request_reaches_no_app_on_a_kept_alive_connection(edge, form):
