@@ -6,8 +6,9 @@ thread, and the service stops for everyone. Here an event loop reads each reques
 within deadlines, while holding no thread; only a complete request is handed to a thread that
 runs Django. The pieces:
 
-- ``protocol.EdgeProtocol``: uvicorn's HTTP protocol with deadlines, size limits, a connection
-  cap and errors in the API's JSON shape;
+- ``protocol.EdgeProtocol``: the asyncio protocol in front of uvicorn's own, with deadlines,
+  size limits, a connection cap and errors in the API's JSON shape (``refusals``); it passes
+  each chunk on to uvicorn's protocol and watches the answers come back (``relay``);
 - ``bridge.WsgiBridge``: the ASGI app that buffers the body, runs Django's WSGI app in a pool of
   threads, and streams long answers with backpressure;
 - ``worker.Worker``: the gunicorn worker class that puts the two together.

@@ -1,8 +1,8 @@
 """The gunicorn worker class, ``edge.worker.Worker``, which the Procfile's web line names.
 
 gunicorn keeps what it is good at (processes, restarts, ``HUP`` reloads, ``--max-requests``),
-and each process serves with uvicorn's event loop and ``EdgeProtocol``. ``--threads`` is the
-number of threads per process that run Django.
+and each process serves with uvicorn's event loop, ``EdgeProtocol`` in front of uvicorn's
+httptools protocol. ``--threads`` is the number of threads per process that run Django.
 """
 
 from __future__ import annotations

@@ -32,13 +32,13 @@ class Answer:
 
 
 class EdgeServer:
-    def __init__(self, threads: int, access_log: bool = False) -> None:
+    def __init__(self, threads: int, access_log: bool = False, loop: str = "asyncio") -> None:
         from config.wsgi import application
         from files.receiving import LARGEST_BODY
 
         self.bridge = WsgiBridge(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, threads,
                                  upload_limit=LARGEST_BODY)
-        config = uvicorn.Config(self.bridge, **{**Worker.CONFIG_KWARGS, "loop": "asyncio"},
+        config = uvicorn.Config(self.bridge, **{**Worker.CONFIG_KWARGS, "loop": loop},
                                 timeout_keep_alive=2, access_log=access_log,
                                 log_level="info" if access_log else "warning",
                                 log_config=None)
