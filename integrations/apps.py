@@ -6,11 +6,14 @@ class IntegrationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core import metrics
+        from integrations import kinds, on_submissions
+        from submissions import hooks
+
+        # Deliveries are written when submissions are stored, rescued, marked or deleted.
+        hooks.register(on_submissions.Deliveries())
         # Every kind's delivery counters are in the scrape from the start, at 0, as the
         # submission outcomes are: a dashboard's rate() needs the series before its first event.
-        from core import metrics
-        from integrations import kinds
-
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:
             for outcome in ("delivered", "failed"):
                 metrics.deliveries.labels(kind, outcome)

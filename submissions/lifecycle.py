@@ -12,7 +12,8 @@ from accounts.services import revoked_tokens_purge, sign_up_attempts_purge
 from forms_app.models import Form
 from integrations.kinds.email import autoresponse
 from integrations.kinds.owner_email import digest
-from submissions import folders, idempotency
+from submissions import folders
+from submissions.intake import idempotency
 from submissions.services import orphan_files_purge, retention_purge, spam_purge
 
 

@@ -13,9 +13,9 @@ from django.db.models import F
 from core import clock as clock_module
 from forms_app.models import Form
 from submissions import folders
+from submissions.intake.store import submission_hold
 from submissions.lifecycle import purge
 from submissions.models import FolderCount, Status, Submission
-from submissions.services import submission_hold
 from tests.conftest import add_submission
 
 
