@@ -314,7 +314,7 @@ class InRedis:
             _stale_quotas.add((user_id, month))
 
     def reset(self, record: quota.LockedMonth, user_id, month: date) -> None:
-        client = self.client()
+        client = redis.client()
         record.move_on(_counter_in_redis(client, user_id, month)[1], reset=True)
         _publish(client, user_id, month, record.generation, recorded=0)
 
@@ -324,6 +324,3 @@ class InRedis:
         holds."""
         _stale_quotas.add((ticket.user_id, ticket.month))
         ticket.fence = True
-
-    def client(self):
-        return redis.client()
