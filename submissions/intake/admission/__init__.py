@@ -40,7 +40,7 @@ in_database.py, behind one interface.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import date
 
 from accounts import quota
@@ -61,26 +61,27 @@ _counter: InRedis | InDatabase = InRedis() if redis.client() is not None else In
 @contextmanager
 def admitted(visit: Visit, form: Form, *, seen_key: str | None = None,
              token: str = "") -> Iterator[Ticket]:
-    """The request's admission (``admit``), held while the block runs: given back when the
-    block ends without having stored (``ticket.kept``), raising or not. A fingerprint this
-    request noted first is forgotten if it fails: a retry that passes the CAPTCHA is not its
-    duplicate."""
-    ticket = admit(visit, form, seen_key, token)
-    try:
-        yield ticket
-    except BaseException:
-        if seen_key and ticket.duplicate is False:
-            spam.forget_key(seen_key)
-        raise
-    finally:
-        if not ticket.kept:
-            _counter.release(ticket)
+    """The request's admission (``admit``), held while the block runs (``_held``). A
+    fingerprint this request noted first is forgotten if the block fails: a retry that passes
+    the CAPTCHA is not its duplicate."""
+    with _held(admit(visit, form, seen_key, token)) as ticket:
+        try:
+            yield ticket
+        except BaseException:
+            if seen_key and ticket.duplicate is False:
+                spam.forget_key(seen_key)
+            raise
+
+
+def rescue_admitted(owner, token: str) -> AbstractContextManager[Ticket]:
+    """A rescue's admission (``admit_rescue``), held as a request's is."""
+    return _held(admit_rescue(owner, token))
 
 
 @contextmanager
-def rescue_admitted(owner, token: str) -> Iterator[Ticket]:
-    """A rescue's admission (``admit_rescue``), held as ``admitted`` holds a request's."""
-    ticket = admit_rescue(owner, token)
+def _held(ticket: Ticket) -> Iterator[Ticket]:
+    """The one place a reservation is given back: when the block ends without having stored
+    it (``ticket.kept``), raising or not."""
     try:
         yield ticket
     finally:
