@@ -241,6 +241,14 @@ def test_no_new_dependency_between_apps():
     assert not new, f"new dependencies between apps: {sorted(new)}, from {where}"
 
 
+def test_submissions_store_and_services_hear_integrations_only_through_the_hooks():
+    """Storing, rescuing, marking and deleting submissions reach integrations through
+    submissions/hooks.py, which integrations fills at start: never by import."""
+    writers = ("submissions.intake", "submissions.services", "submissions.hooks")
+    edges = _edges_into(frozenset({"submissions"}), frozenset({"integrations"}))
+    assert [edge for edge in edges if edge.startswith(writers)] == []
+
+
 def test_every_known_dependency_between_apps_still_exists():
     gone = KNOWN_APP_EDGES - app_edges()
     assert not gone, f"these are gone: delete them from KNOWN_APP_EDGES: {sorted(gone)}"
