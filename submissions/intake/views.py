@@ -13,7 +13,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -33,16 +32,6 @@ def _answered_as(visit: Visit, request: HttpRequest) -> Visit:
     if getattr(request, "body_is_json", False) and not visit.wants_json:
         return replace(visit, wants_json=True)
     return visit
-
-
-class FirstRenderer(BaseContentNegotiation):
-    """The endpoint picks JSON or HTML itself; DRF must never answer 406."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 SubmitResult = inline_serializer(
@@ -109,7 +98,6 @@ class SubmitView(APIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    content_negotiation_class = FirstRenderer
     answers_html = True  # a browser's form post gets its errors as a page (core/api/schema.py)
 
     @extend_schema(
