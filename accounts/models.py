@@ -124,7 +124,7 @@ class UsageShard(models.Model):
     random, inside its own transaction: concurrent submissions of one account then rarely wait
     for the same row, where a single counter row would make them commit one at a time.
 
-    ``generation`` fences the Redis counter (submissions/admission.py): all of a month's
+    ``generation`` fences the Redis counter (submissions/intake/admission/): all of a month's
     shards carry the generation of the counter last seeded from them, and a submission
     admitted under another one is not stored.
     """

@@ -3,7 +3,7 @@
 The record is the database: ``UsageShard`` rows, one added to per accepted submission inside
 the submission's own transaction. The decision takes no database lock:
 - with Redis, an atomic counter per account and month, checked and counted in one step by the
-  intake script (submissions/admission.py), seeded from the record when it is missing;
+  intake script (submissions/intake/admission/), seeded from the record when it is missing;
 - without Redis (the embedded SQLite setup), the check runs inside the submission's
   transaction, which SQLite runs one at a time anyway.
 
@@ -126,7 +126,7 @@ class LockedMonth:
 @contextmanager
 def month_locked(user_id, month: date) -> Iterator[LockedMonth]:
     """A transaction holding all the month's shards, for a Redis counter to be seeded from the
-    record (submissions/admission.py): the counter is set before the locks go, so a submission
+    record (submissions/intake/admission/): the counter is set before the locks go, so a submission
     admitted under it and storing meanwhile waits for them and then finds its generation.
 
     Each shard is made if missing, then all are locked in shard order, so two seedings never

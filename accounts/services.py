@@ -448,7 +448,7 @@ def user_update_profile(
 
 def usage_reset(*, user: User) -> None:
     from accounts.models import current_month
-    from submissions import admission
+    from submissions.intake import admission
 
     # The record back to zero under a new generation, and the counter to the requests still
     # running and not stored, exactly: never deleted, so one of them giving its reservation

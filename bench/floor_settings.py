@@ -7,5 +7,5 @@ from config.settings import *  # noqa: F403
 from config.settings import MIDDLEWARE
 
 ROOT_URLCONF = "bench.floor_urls"
-PUBLIC_ENDPOINT = "submissions.middleware.PublicEndpointMiddleware"
+PUBLIC_ENDPOINT = "submissions.intake.middleware.PublicEndpointMiddleware"
 MIDDLEWARE = [name for name in MIDDLEWARE if name != PUBLIC_ENDPOINT]

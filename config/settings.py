@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "core.api.middleware.ApiErrorMiddleware",
     "core.api.middleware.NulInPathMiddleware",
-    "submissions.middleware.PublicEndpointMiddleware",
+    "submissions.intake.middleware.PublicEndpointMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

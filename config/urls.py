@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import public_pages
 from operations import views as operations
-from submissions.views import thanks
+from submissions.intake.views import thanks
 
 urlpatterns = [
     path("admin/login/", public_pages.admin_login),  # before the admin's own, which it guards

@@ -3,7 +3,7 @@
 Reading the form and its owner's settings was a tenth of a submission's web CPU and one of its
 two statements. With Redis, each web process keeps the rows it read, with the version tokens
 of the form and of its owner (core/infra/versions.py), and the admission script
-(submissions/admission.py) compares those tokens in the round trip it makes anyway: a form
+(submissions/intake/admission/) compares those tokens in the round trip it makes anyway: a form
 or an owner changed since is ``Stale``, counted nowhere, and the request is run again on the
 form read afresh. So a change (an allowed origin, a rate limit, a deleted form, a deactivated
 owner) applies from the next request on, in every process.

@@ -24,7 +24,7 @@ def new_slug() -> str:
 
 
 class CaptchaProvider(models.TextChoices):
-    # The names submissions/captcha.py knows: the widget's field and the verify URL of each.
+    # The names submissions/intake/captcha.py knows: the widget's field and the verify URL of each.
     RECAPTCHA = "recaptcha", "reCAPTCHA"
     HCAPTCHA = "hcaptcha", "hCaptcha"
     TURNSTILE = "turnstile", "Cloudflare Turnstile"
@@ -47,7 +47,7 @@ class Form(models.Model):
     # The secret of whichever provider, encrypted with FIELD_ENCRYPTION_KEYS; empty means
     # CAPTCHA is off.
     recaptcha_secret_encrypted = models.TextField(blank=True, default="")
-    # The spam filter (submissions/spam.py): on unless the owner turns it off; blockedWords
+    # The spam filter (submissions/intake/spam.py): on unless the owner turns it off; blockedWords
     # are words or phrases, matched case-insensitively.
     spam_filter = models.BooleanField(default=True)
     blocked_words = models.JSONField(default=list, blank=True)

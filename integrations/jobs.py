@@ -17,7 +17,8 @@ from forms_app.models import Form
 from integrations.kinds.email import autoresponse
 from integrations.kinds.owner_email import digest
 from integrations.models import Integration
-from submissions import folders, idempotency
+from submissions import folders
+from submissions.intake import idempotency
 from submissions.services import orphan_files_purge, retention_purge, spam_purge
 
 

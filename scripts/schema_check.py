@@ -35,7 +35,7 @@ from forms_app.services import form_create
 from integrations.models import Delivery, DeliveryState
 from integrations.services import integration_create
 from pullapi.services import api_key_create
-from submissions.services import submission_create
+from submissions.intake.store import submission_create
 owner = User.objects.create_user(email="schema@example.com", password="correct-horse-battery",
                                  is_verified=True)
 form = form_create(owner=owner, name="Contact", rate_limit=10_000)

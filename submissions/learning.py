@@ -22,8 +22,8 @@ from django.db.models import F
 
 from accounts.models import User
 from core.infra import rawsql
+from submissions.intake.spam import LINK, Verdict, host_of, texts
 from submissions.models import SpamWord
-from submissions.spam import LINK, Verdict, host_of, texts
 
 WORD = re.compile(r"[^\W\d_]{3,40}")
 EMAIL = re.compile(r"\S+@\S+")

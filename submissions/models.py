@@ -149,7 +149,8 @@ class FolderCount(models.Model):
 
 
 class IdempotencyKey(models.Model):
-    """A client's ``Idempotency-Key`` for one form, held for 24 h (submissions/idempotency.py).
+    """A client's ``Idempotency-Key`` for one form, held for 24 h
+    (submissions/intake/idempotency.py).
 
     The first request with the key claims it and names the submission it will store; the
     others answer what it answered. ``submission_id`` is not a foreign key: the answer stays

@@ -1,186 +1,30 @@
+"""The owner's changes to stored submissions (rescue, spam marks, deletions) and the purges.
+Storing a public submission is intake's (submissions/intake/store/)."""
+
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
 
 from accounts import quota
-from accounts.models import User, current_month
+from accounts.models import current_month
 from core import clock
 from core.errors import database_unavailable
-from core.ids import new_id
 from core.infra.dbtime import DatabaseNow
+from core.infra.dbwriter import one_writer
 from files.models import StoredFile
 from files.services import delete_files_of
 from forms_app.models import Form
-from integrations import announce
-from integrations.delivery.enqueue import (
-    deliveries_drop_pending,
-    deliveries_queue,
-    deliveries_record,
-)
-from submissions import admission, field_names, folders, learning, store
-from submissions.admission import Ticket, monthly_limit_reached
+from submissions import field_names, folders, hooks, learning
+from submissions.intake import admission
+from submissions.intake.admission import Ticket
+from submissions.intake.store import FENCED_TRIES
 from submissions.models import Status, Submission
-
-
-def submission_create(
-    *,
-    form: Form,
-    data: list[list[Any]],
-    ip: str | None,
-    user_agent: str,
-    origin: str,
-    ticket: Ticket | None = None,
-    verdict: dict[str, Any] | None = None,
-    submission_id=None,
-) -> Submission:
-    """Store one accepted submission, count it, and record its deliveries: all or nothing.
-
-    ``ticket`` is the admission of the public endpoint; without one (operators, tests) the
-    quota is checked here. If storing fails, a quota reserved in Redis is given back.
-    ``submission_id``: the id the request's Idempotency-Key claimed; a new one if None.
-
-    A ticket whose counter was seeded again since it was admitted (a Redis flush or restart,
-    an operator's reset) is fenced off by the record; it is admitted again under the counter
-    as it is now, which may answer ``monthly_limit_reached``, and stored under the same id.
-    """
-    submission_id = submission_id or new_id()
-    if ticket is None:
-        ticket = Ticket(form.owner_id, current_month(), quota.limit_of(form.owner), reserved=False)
-    try:
-        if field_names.has_new(form, data):
-            with _sqlite_writer():
-                field_names.record(form, data)
-        for _ in range(FENCED_TRIES):
-            try:
-                return _store_admitted(submission_id, form, data, ip, user_agent, origin,
-                                       ticket, verdict)
-            except quota.Fenced:
-                admission.readmit(ticket)
-        raise database_unavailable()  # the counter was seeded again on every try
-    except BaseException:
-        ticket.release()
-        raise
-
-
-# A fenced ticket means its counter was seeded again while it ran, a rare event: a second
-# one in a row is a flush storm, and the third answers 503.
-FENCED_TRIES = 3
-
-
-def _store_admitted(
-    submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
-    origin: str, ticket: Ticket, verdict: dict[str, Any] | None,
-) -> Submission:
-    if ticket.reserved and ticket.generation is not None and store.usable():
-        return _store_in_one_statement(
-            submission_id, form, data, ip, user_agent, origin, ticket.month, ticket.generation,
-            verdict,
-        )
-    with _sqlite_writer():
-        return _store(submission_id, form, data, ip, user_agent, origin, ticket, verdict)
-
-
-_writer = threading.Lock()
-
-
-@contextmanager
-def _sqlite_writer():
-    """SQLite takes one writer at a time, and makes the others poll with growing sleeps: under
-    load that turned into second-long tails. This process's threads queue here instead and get
-    the lock the moment it is free; only other processes (the worker) still meet the poll."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
-        yield
-        return
-    with _writer:
-        yield
-
-
-def _store_in_one_statement(
-    submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
-    origin: str, month, generation: int, verdict: dict[str, Any] | None,
-) -> Submission:
-    submission, delivery_ids = store.store(
-        submission_id=submission_id,
-        form=form,
-        data=data,
-        ip=ip or None,
-        user_agent=user_agent[:512],
-        origin=origin[:300],
-        month=month,
-        generation=generation,
-        verdict=verdict,
-    )
-    if delivery_ids:
-        deliveries_queue(delivery_ids)  # the statement has committed
-    return submission
-
-
-@transaction.atomic
-def _store(
-    submission_id, form: Form, data: list[list[Any]], ip: str | None, user_agent: str,
-    origin: str, ticket: Ticket, verdict: dict[str, Any] | None,
-) -> Submission:
-    if not ticket.reserved:
-        _check_quota_in_transaction(form.owner_id, ticket)
-    submission = Submission.objects.create(
-        id=submission_id,
-        form=form,
-        data=data,
-        ip=ip or None,
-        user_agent=user_agent[:512],
-        origin=origin[:300],
-        spam=verdict,
-    )
-    submission.form = form
-    deliveries_record(submission=submission)
-    # Counted last (the lock order); under the admission's generation when Redis reserved it.
-    quota.record(form.owner_id, ticket.month, ticket.generation if ticket.reserved else None)
-    return submission
-
-
-def _check_quota_in_transaction(owner_id, ticket: Ticket) -> None:
-    """Without Redis: SQLite runs write transactions one at a time; PostgreSQL without Redis
-    (one web process, not the scaled setup) orders concurrent checks by the owner's row lock,
-    FOR NO KEY UPDATE: it must not block the foreign-key checks of a one-statement store
-    (docs/exactness.md, "Lock order")."""
-    if connection.vendor != "sqlite":
-        User.objects.select_for_update(no_key=True).filter(pk=owner_id).values_list("pk").get()
-    if ticket.fence:
-        _fence_redis_reservations(owner_id, ticket)
-    elif quota.used(owner_id, ticket.month) >= ticket.limit:
-        raise monthly_limit_reached()
-
-
-def _fence_redis_reservations(owner_id, ticket: Ticket) -> None:
-    """Admitted by the database while a configured Redis was away: reservations Redis still
-    holds are not in the record, so the record moves to a new generation (each of them is
-    admitted again, against a counter seeded afresh, before it stores) and the limit is
-    checked on the record read under all the month's shards."""
-    with quota.month_locked(owner_id, ticket.month) as record:
-        record.move_on()
-        if record.recorded >= ticket.limit:
-            raise monthly_limit_reached()
-
-
-def submission_hold(
-    *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
-    verdict: dict[str, Any], submission_id=None,
-) -> Submission:
-    """Keep a submission the filter held in the form's spam folder: not counted, not
-    delivered, and its field names are not added to the form's (a bot cannot use up the 500)."""
-    with _sqlite_writer():
-        return Submission.objects.create(
-            id=submission_id or new_id(), form=form, data=data, ip=ip or None,
-            user_agent=user_agent[:512], origin=origin[:300], status=Status.SPAM, spam=verdict,
-        )
 
 
 def submission_rescue(*, submission: Submission) -> Submission:
@@ -194,17 +38,12 @@ def submission_rescue(*, submission: Submission) -> Submission:
     """
     form = submission.form
     # One that was never counted is counted now: at the monthly limit it stays where it is.
-    ticket = None
     if not was_counted(submission) and submission.status == Status.SPAM:
-        ticket = admission.admit_rescue(form.owner, str(submission.pk))
-    try:
-        moved = _rescue_admitted(submission, form, ticket)
-    except BaseException:
-        if ticket is not None:
-            ticket.release()
-        raise
-    if ticket is not None and not moved:
-        ticket.release()  # another rescue moved it first; a stored one is the record's now
+        with admission.rescue_admitted(form.owner, str(submission.pk)) as ticket:
+            # Kept once moved; another rescue may have moved it first.
+            ticket.kept = bool(_rescue_admitted(submission, form, ticket))
+    else:
+        _rescue_admitted(submission, form, None)
     submission.refresh_from_db()
     return submission
 
@@ -224,7 +63,7 @@ def _rescue_admitted(submission: Submission, form: Form, ticket: Ticket | None) 
 
 def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
     """The move itself; how many rows moved (0: it was in the inbox already)."""
-    with _sqlite_writer(), folders.changing(form.pk) as changes:
+    with one_writer(), folders.changing(form.pk) as changes:
         status, position = _held(submission)
         counted = was_counted(submission)
         moved = Submission.objects.filter(pk=submission.pk, status=Status.SPAM).update(
@@ -240,11 +79,11 @@ def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
             submission.form = form
             changes.left(status, position)
             changes.entered(Status.INBOX, None)
-            deliveries_record(submission=submission, missing_only=counted)
+            hooks.accepted(submission, again=counted)
             if not counted:
                 month = ticket.month if ticket is not None else current_month()
                 if ticket is not None and ticket.fence:
-                    _fence_redis_reservations(form.owner_id, ticket)
+                    admission.fence_redis_reservations(ticket)
                 fence = ticket.generation if ticket is not None and ticket.reserved else None
                 quota.record(form.owner_id, month, fence)
                 transaction.on_commit(lambda: admission.recount(form.owner_id, month))
@@ -265,17 +104,13 @@ def _has_been_in_inbox(verdict: dict[str, Any] | None, received_at) -> bool:
 def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, those still waiting are dropped, and the monthly count is not given back."""
-    with _sqlite_writer(), folders.changing(submission.form_id) as changes:
+    with one_writer(), folders.changing(submission.form_id) as changes:
         status, position = _held(submission)
-        # Asked before its waiting deliveries are dropped, and announced after.
-        announced = status == Status.INBOX and announce.went_out(submission.pk)
         if status == Status.INBOX:
             Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
             changes.left(Status.INBOX, position)
             changes.entered(Status.SPAM, position)
-        deliveries_drop_pending(submission_id=submission.pk)
-        if announced:
-            announce.submission_marked_spam(submission.form, submission.pk)
+        hooks.marked_spam(submission.form, submission.pk, was_inbox=status == Status.INBOX)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
     return submission
@@ -359,7 +194,7 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
     counts, and announce ``submission.deleted`` for each that downstream may hold (it has
     been in the inbox), or for each one when ``announce_every``; how many went. Every
     deletion comes here: the owner's, retention, the spam purge, an erasure."""
-    with _sqlite_writer(), folders.changing(form_id) as changes:
+    with one_writer(), folders.changing(form_id) as changes:
         locked = list(chosen.select_for_update().values_list(
             "pk", "status", "position", "spam", "received_at"))
         for _, status, position, _, _ in locked:
@@ -369,7 +204,7 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
         known = [row[0] for row in locked
                  if announce_every or _has_been_in_inbox(row[3], row[4])]
         if known:
-            announce.submissions_deleted(Form.objects.get(pk=form_id), known)
+            hooks.deleted(Form.objects.get(pk=form_id), known)
         # Their files go once the rows are surely gone (files/services.py).
         transaction.on_commit(lambda: delete_files_of(ids), robust=True)
     return gone.get(Submission._meta.label, 0)

@@ -3,7 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from submissions.api.erasures import ErasureViewSet
 from submissions.api.form_submissions import FormSubmissionViewSet
-from submissions.views import SubmitView
+from submissions.intake.views import SubmitView
 
 router = SimpleRouter(trailing_slash=False)
 # A form's submissions, under the form's own path (forms_app/urls.py serves the form).

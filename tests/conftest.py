@@ -246,8 +246,8 @@ def add_submission(
     form, data, at=None, ip="203.0.113.5", user_agent="UA", origin="https://site.example"
 ):
     """Store a submission through the real service; ``at`` moves its time afterwards."""
+    from submissions.intake.store import submission_create
     from submissions.models import Submission
-    from submissions.services import submission_create
 
     pairs = [list(pair) for pair in data.items()] if isinstance(data, dict) else data
     submission = submission_create(

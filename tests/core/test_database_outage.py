@@ -5,7 +5,7 @@ from django.db import OperationalError
 
 from forms_app import form_cache
 from forms_app import views as form_views
-from submissions import services, store
+from submissions.intake.store import orm, pg
 from submissions.models import Submission
 from tests.conftest import BROWSER_ACCEPT, submit
 
@@ -20,8 +20,8 @@ def test_a_submission_during_an_outage_is_a_503_and_can_be_sent_again(
     user.monthly_submission_limit = 1
     user.save()
     # Where each setup writes: one statement (PostgreSQL with Redis), or a transaction.
-    monkeypatch.setattr(store, "store", unreachable)
-    monkeypatch.setattr(services, "_store", unreachable)
+    monkeypatch.setattr(pg, "store", unreachable)
+    monkeypatch.setattr(orm, "store", unreachable)
 
     response = submit(public, form)
 

@@ -125,12 +125,12 @@ def test_a_file_named_with_a_script_is_kept_as_text(api, owner_api, form, store)
 
 
 def test_a_failed_store_leaves_no_file_and_gives_the_quota_back(api, form, store, monkeypatch):
-    from submissions import intake
+    from submissions.intake import pipeline
 
     def broken(*args, **kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(intake, "_store", broken)
+    monkeypatch.setattr(pipeline, "_store", broken)
     assert post(api, form, {"a": upload("a.png", PNG)}).status_code == 500
 
     assert nothing_stored(store)

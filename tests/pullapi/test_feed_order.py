@@ -288,7 +288,7 @@ def test_writers_under_another_role_lose_no_row_to_a_paging_reader(form, roles):
 
 
 def test_a_rescued_submission_enters_the_feed_at_the_rescue(owner_api, puller, form):
-    from submissions.services import submission_hold
+    from submissions.intake.store import submission_hold
 
     held = submission_hold(form=form, data=[["name", "Real"]], ip=None, user_agent="",
                            origin="", verdict={"score": 1.0, "reasons": ["links"]})

@@ -95,15 +95,15 @@ def test_everything_the_statement_stores(form, owner, settings):
 
 
 def test_a_failed_statement_gives_the_reserved_quota_back(form, owner, monkeypatch):
-    from submissions import store
+    from submissions.intake.store import pg
 
     owner.monthly_submission_limit = 1
     owner.save()
 
-    def broken(**_kwargs):
+    def broken(*_args, **_kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(store, "store", broken)
+    monkeypatch.setattr(pg, "store", broken)
     assert post(form, {"name": "lost"}).status_code == 500
     monkeypatch.undo()
 

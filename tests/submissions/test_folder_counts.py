@@ -14,8 +14,8 @@ from core import clock as clock_module
 from forms_app.models import Form
 from integrations.jobs import purge
 from submissions import folders
+from submissions.intake.store import submission_hold
 from submissions.models import FolderCount, Status, Submission
-from submissions.services import submission_hold
 from tests.conftest import add_submission
 
 

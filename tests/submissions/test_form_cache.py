@@ -13,7 +13,7 @@ from accounts.models import User, current_month
 from core.infra import redis, versions
 from forms_app import form_cache
 from forms_app.models import Form
-from submissions import admission
+from submissions.intake.admission import in_redis
 from submissions.models import Submission
 from tests.conftest import submit
 
@@ -261,11 +261,11 @@ def test_a_form_changed_while_the_quota_is_seeded_counts_the_rate_once(public, f
     submit(public, form, {"name": "first"})  # reads and keeps the form
     client = redis.client()
     client.delete(*client.keys("formflow:rate:*"), quota.redis_key(form.owner_id, current_month()))
-    seed = admission._seed
+    seed = in_redis._seed
 
     def seeded_while_the_form_changes(*args):
         seed(*args)
         elsewhere(Form, form.pk, name="Renamed")
 
-    monkeypatch.setattr(admission, "_seed", seeded_while_the_form_changes)
+    monkeypatch.setattr(in_redis, "_seed", seeded_while_the_form_changes)
     assert submit(public, form, {"name": "once"}).status_code == 200

@@ -17,7 +17,7 @@ from forms_app import form_cache
 from forms_app.models import Form
 from forms_app.services import form_delete
 from integrations.models import Delivery
-from submissions import idempotency
+from submissions.intake import idempotency
 from submissions.models import IdempotencyKey, Submission
 from tests.conftest import submit
 
@@ -99,15 +99,15 @@ def test_a_key_to_a_form_deleted_after_it_was_read_is_a_prompt_404(public, form,
 @pytest.mark.parametrize("key", [None, "deleted-meanwhile"])
 def test_a_form_deleted_while_its_submission_is_stored_is_a_404(public, form, monkeypatch,
                                                                  key):
-    from submissions import intake
+    from submissions.intake import pipeline
 
-    checked = intake._checked
+    checked = pipeline._checked
 
     def deleted_meanwhile(*args, **kwargs):
         Form.objects.filter(pk=form.pk).delete()
         return checked(*args, **kwargs)
 
-    monkeypatch.setattr(intake, "_checked", deleted_meanwhile)
+    monkeypatch.setattr(pipeline, "_checked", deleted_meanwhile)
     extra = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
 
     response = submit(public, form, {"name": "Ada"}, **extra)
@@ -180,7 +180,7 @@ def test_the_same_key_and_body_replays_status_and_id_and_does_nothing_more(publi
 
 def test_a_fresh_captcha_token_on_a_retry_is_the_same_body(owner_api, public, form,
                                                             monkeypatch):
-    from submissions import captcha
+    from submissions.intake import captcha
 
     owner_api.patch(f"/api/v1/forms/{form.pk}", {"recaptchaSecret": "s"}, format="json")
     monkeypatch.setattr(captcha, "verify", lambda **kwargs: True)

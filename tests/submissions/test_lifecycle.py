@@ -11,7 +11,7 @@ from django.db.models.functions import Now
 from django.test import Client
 
 from integrations.models import Delivery
-from submissions import idempotency
+from submissions.intake import idempotency
 from submissions.models import IdempotencyKey, Submission
 from tests.conftest import add_submission, post_html_form, submit
 

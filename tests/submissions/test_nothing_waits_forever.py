@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 from django.db import connection
 
-from submissions import captcha, idempotency
+from submissions.intake import captcha, idempotency
 from submissions.models import IdempotencyKey, Submission
 from tests.conftest import submit
 

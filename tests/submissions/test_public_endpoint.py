@@ -671,3 +671,16 @@ def test_an_html_form_post_from_an_older_browser_with_an_origin_is_redirected(pu
                            HTTP_ACCEPT=BROWSER_ACCEPT, HTTP_ORIGIN="https://site.example")
 
     assert response.status_code == 303
+
+
+def test_the_endpoint_has_one_door_and_its_url_pattern_never_serves(rf, settings):
+    """PublicEndpointMiddleware serves every request to the endpoint; the URL pattern is kept
+    for reverse() and the schema only, and its view refuses to serve (an error, logged)."""
+    from django.urls import resolve, reverse
+
+    from submissions.intake.views import SubmitView
+
+    assert "submissions.intake.middleware.PublicEndpointMiddleware" in settings.MIDDLEWARE
+    assert reverse("submit", kwargs={"slug": "abc"}) == "/api/v1/f/abc"
+    assert resolve("/api/v1/f/abc").func.view_class is SubmitView
+    assert SubmitView.as_view()(rf.post("/api/v1/f/abc"), slug="abc").status_code == 500

@@ -16,7 +16,8 @@ from accounts.models import User, current_month
 from accounts.services import usage_reset
 from core.infra import redis
 from forms_app.models import Form
-from submissions import admission, captcha
+from submissions.intake import admission, captcha
+from submissions.intake.admission import in_redis
 from submissions.models import Status, Submission
 from submissions.services import submission_rescue
 from tests.conftest import CommitClient, add_submission, submit
@@ -223,12 +224,12 @@ def test_a_release_gives_back_only_what_it_holds(form):
     key = counter_key(form)
     assert int(redis.client().get(key)) == 3
 
-    ticket.release()
+    admission._counter.release(ticket)
     ticket.reserved = True  # a second release of the same reservation
-    ticket.release()
+    admission._counter.release(ticket)
 
     assert int(redis.client().get(key)) == 2
-    other.release()
+    admission._counter.release(other)
     assert int(redis.client().get(key)) == 1
 
 
@@ -310,8 +311,8 @@ def test_a_request_admitted_before_an_operator_reset_stores_after_it(
 @pytest.mark.django_db(transaction=True)
 def test_the_one_statement_store_is_fenced_off_too(form, monkeypatch):
     """Each request in its own transaction and connection, as in production: the
-    one-statement store (submissions/store.py) of the request in flight inserts nothing, and
-    it is admitted again."""
+    one-statement store (submissions/intake/store/pg.py) of the request in flight inserts
+    nothing, and it is admitted again."""
     use(form, 3)
 
     def other_process_seeds_again():
@@ -418,14 +419,14 @@ def test_a_counter_gone_again_right_after_its_seeding_is_a_503(public, form, mon
     is stored."""
     use(form, 3)
     redis.client().delete(counter_key(form))
-    seed = admission._seed
+    seed = in_redis._seed
 
     def seeded_then_flushed(client, *args):
         seed(client, *args)
-        monkeypatch.setattr(admission, "_seed", seed)
+        monkeypatch.setattr(in_redis, "_seed", seed)
         client.delete(counter_key(form), f"{counter_key(form)}:generation")
 
-    monkeypatch.setattr(admission, "_seed", seeded_then_flushed)
+    monkeypatch.setattr(in_redis, "_seed", seeded_then_flushed)
     response = submit(public, form, {"in": "flight"})
 
     assert response.status_code == 503

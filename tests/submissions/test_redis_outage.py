@@ -7,7 +7,8 @@ import redis as redis_py
 from core.infra import redis
 from integrations.models import Delivery
 from integrations.services import integration_create
-from submissions import admission
+from submissions.intake import admission
+from submissions.intake.admission import in_redis
 from submissions.models import Submission
 from tests.conftest import submit
 
@@ -22,8 +23,8 @@ def outage(monkeypatch):
     """Redis away (its data kept, as after a network cut), until ``outage.end()``."""
     real = redis.client()
     monkeypatch.setattr(admission.ratelimit, "_local", admission.ratelimit.LocalWindows())
-    monkeypatch.setattr(admission, "_stale_quotas", set())
-    monkeypatch.setattr(admission, "_unreleased", [])
+    monkeypatch.setattr(in_redis, "_stale_quotas", set())
+    monkeypatch.setattr(in_redis, "_unreleased", [])
 
     class Outage:
         def begin(self):

@@ -122,7 +122,7 @@ def test_the_duplicate_check_rides_in_admissions_round_trip(public, form, settin
 
 def test_a_retry_after_a_failed_captcha_is_not_a_duplicate(owner_api, public, form,
                                                           monkeypatch):
-    from submissions import captcha
+    from submissions.intake import captcha
 
     response = owner_api.patch(f"/api/v1/forms/{form.pk}", {"recaptchaSecret": "secret"},
                                format="json")

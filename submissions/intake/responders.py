@@ -10,8 +10,8 @@ from django.urls import reverse
 
 from core.errors import ServiceError
 from forms_app.models import Form
-from submissions.intake import origin_allowed
-from submissions.visit import Visit
+from submissions.intake.pipeline import origin_allowed
+from submissions.intake.visit import Visit
 
 SUCCESS_MESSAGE = "Thanks! Your submission was received."
 

@@ -1,54 +1,26 @@
-"""The rate limit and the monthly quota of one public submission.
+"""Admission counted in Redis: one script per request (rate, versions, duplicate, quota),
+the quota's reservations, generations and seeding. The module docstring of
+submissions/intake/admission/__init__.py tells the protocol.
 
-With Redis, one script in one round trip counts the request against the form's per-address
-rate and, if it passes, checks and reserves one submission of the owner's monthly quota; no
-database row is locked. A reservation that ends without a stored submission (a bad body, a
-failed CAPTCHA, a honeypot catch, a failed commit) is given back.
-
-Without Redis (the embedded setup) the rate is counted in process memory, and the quota is
-checked here and again inside the storing transaction, which SQLite runs one at a time.
-
-While a configured Redis is away, intake goes on the same way: the rate is counted in this
-process's memory (so each web process allows the form's rate), and the quota is checked in
-the storing transaction under the owner's row lock, exact but slower. The Redis counters of
-the accounts admitted meanwhile are stale then, and are dropped (to be seeded again from the
-database) as soon as this process reaches Redis again.
-
-Each reservation is held under the submission's id in a sorted set beside the counter, with
-its end (Redis's clock) as its score. A release gives back only what its request holds: the
-count goes down only when that id leaves the set, so a counter that was flushed, reset or
-recounted meanwhile is never pushed below what it holds. A recount never deletes the counter:
-it raises it to what the database recorded plus the reservations still live and not yet
-stored (docs/exactness.md).
-
-A counter lost with its reservations (a flush, a restart) cannot know the requests it admitted
-that are still running. So each seeding first moves the month's generation on in the database
-(accounts/quota.py), and the generation is kept beside the counter: admission answers it, and
-a submission is stored only under the generation it was admitted by. One admitted by a lost
-counter is fenced off, gives back what it holds, and is admitted again (``readmit``).
-
-A form kept in the web process (forms_app/form_cache.py) is checked in the same script, first:
-if it or its owner changed since it was read, nothing is counted and ``Stale`` is raised, for
-the request to run again on a fresh read. So is it while Redis is away.
+A call that finds Redis away goes through ``redis.attempt`` (core/infra/redis.py), which
+answers "not done": the caller then counts in the database, and what this process owes the
+counters is paid at its next reach (``_catch_up``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from datetime import date
 
 from accounts import quota
-from accounts.models import current_month
-from core.errors import ServiceError, database_unavailable, retry_later
-from core.ids import new_id
+from core.errors import database_unavailable
 from core.infra import ratelimit, redis
 from forms_app import form_cache
 from forms_app.models import Form
+from submissions.intake.admission.ticket import Ticket, monthly_limit_reached, rate_limited
+from submissions.intake.spam import DUPLICATE_WINDOW_SECONDS
 from submissions.models import Status, Submission
-from submissions.spam import DUPLICATE_WINDOW_SECONDS
-from submissions.visit import Visit
 
 RATE_WINDOW_SECONDS = 60
 
@@ -152,18 +124,6 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 HOLD_SECONDS = 60
 
 
-def monthly_limit_reached() -> ServiceError:
-    return ServiceError(
-        "monthly_limit_reached",
-        "This form's account has used its monthly submission limit.",
-        status_code=403,
-    )
-
-
-def rate_limited(retry_after: int) -> ServiceError:
-    return retry_later("rate_limited", "Too many requests. Try again later.", retry_after)
-
-
 @functools.cache
 def _script(client, text: str = GATE):
     return client.register_script(text)
@@ -182,37 +142,6 @@ def _quota_keys(user_id, month: date) -> list[str]:
             generation_key(user_id, month)]
 
 
-@dataclass
-class Ticket:
-    """One admitted submission: where its quota is counted, and whether Redis holds it."""
-
-    user_id: object
-    month: date
-    limit: int
-    reserved: bool  # counted in Redis already; False: check in the storing transaction
-    # Whether the fingerprint was seen in the last 10 minutes; None when admission did not
-    # look (no fingerprint, no Redis, Redis away).
-    duplicate: bool | None = None
-    token: str = ""  # the reservation's id in Redis: the submission's id
-    # The counter's generation when it reserved: stored only while the record is at it.
-    generation: int | None = None
-    # Admitted by the database while a configured Redis was away: its store must move the
-    # record's generation on, so reservations Redis still holds are admitted again before
-    # they store (they are not in the record the store counts).
-    fence: bool = False
-
-    def release(self) -> None:
-        """Give the reservation back: nothing was stored. Only what this request holds."""
-        client = redis.client()
-        if self.reserved and client is not None:  # only Redis reserves
-            self.reserved = False
-            try:
-                _release(client, self.user_id, self.month, self.token)
-            except redis.Unavailable as error:
-                redis.failed(error, "giving a reservation back")
-                _unreleased.append((self.user_id, self.month, self.token))
-
-
 def _release(client, user_id, month: date, token: str) -> None:
     keys = [quota.redis_key(user_id, month), held_key(user_id, month)]
     _script(client, RELEASE)(keys=keys, args=[token])
@@ -222,34 +151,6 @@ def _release(client, user_id, month: date, token: str) -> None:
 # its next reach), and the reservations it could not give back (given back then).
 _stale_quotas: set[tuple[object, date]] = set()
 _unreleased: list[tuple[object, date, str]] = []
-
-
-def recount(user_id, month: date) -> None:
-    """After a count made outside admission (a rescue from the spam folder, an outage):
-    raise the Redis counter to the record plus the live reservations. Never lowered, never
-    deleted: a request admitted before still gives back only what it holds. Never created
-    either: a missing counter is seeded by the next admission, under a new generation."""
-    client = redis.client()
-    if client is None:
-        return
-    try:
-        _recount(client, user_id, month)
-    except redis.Unavailable as error:
-        redis.failed(error, "recounting a quota")
-        _stale_quotas.add((user_id, month))
-
-
-def reset(user_id, month: date) -> None:
-    """An operator's reset: the record back to zero under a new generation, and the counter to
-    what is live and not stored, exactly. A request admitted before is fenced off when it
-    stores, and admitted again under this counter."""
-    client = redis.client()
-    with quota.month_locked(user_id, month) as record:
-        if client is None:
-            record.move_on(reset=True)
-            return
-        record.move_on(_counter_in_redis(client, user_id, month)[1], reset=True)
-        _publish(client, user_id, month, record.generation, recorded=0)
 
 
 def _recount(client, user_id, month: date) -> int:
@@ -314,71 +215,6 @@ def _catch_up(client) -> None:
         _recount(client, *stale)
         _stale_quotas.discard(stale)
 
-
-def admit(visit: Visit, form: Form, seen_key: str | None = None, token: str = "") -> Ticket:
-    """Rate limit, then monthly limit, in the contract's order; raises ServiceError.
-
-    ``seen_key``: the submission's fingerprint, noted for the duplicate check in the same
-    round trip (submissions/spam.py). ``token``: the id the submission will be stored under,
-    which names its reservation."""
-    owner = form.owner
-    ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
-                    token=token or str(new_id()))
-    done, admitted = redis.attempt(
-        lambda client: _admit_in_redis(client, form, visit.rate_key, ticket, seen_key),
-        "intake admission")
-    if done:
-        return admitted
-    if form_cache.tokens_of(form) is not None:
-        form_cache.clear()  # nothing can say whether the kept forms still hold
-        raise form_cache.Stale
-    _counted_by_the_database(ticket)
-    # Without Redis, or while it is away: the cache's window, which is then this process's.
-    ratelimit.enforce(f"submit:{form.pk}", visit.rate_key, form.rate_limit)
-    if quota.used(owner.pk, ticket.month) >= ticket.limit:
-        raise monthly_limit_reached()
-    return ticket  # the quota is checked again inside the storing transaction
-
-
-def admit_rescue(owner, token: str) -> Ticket:
-    """A rescue from the spam folder is counted like a public submission: it takes a
-    reservation under the monthly limit (no rate limit), or is refused at the limit. Without
-    Redis the record is checked here, and again by nothing: rescues are an owner's clicks."""
-    ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
-                    token=token)
-    done, reserved = redis.attempt(lambda client: _reserve_in_redis(client, ticket),
-                                   "a rescue's admission")
-    if done:
-        return reserved
-    _counted_by_the_database(ticket)
-    if quota.used(owner.pk, ticket.month) >= ticket.limit:
-        raise monthly_limit_reached()
-    return ticket
-
-
-def readmit(ticket: Ticket) -> None:
-    """A ticket the record fenced off (its counter was seeded again, or reset, since it was
-    admitted): give back what it holds and take a place under the counter as it is now, or
-    ``monthly_limit_reached``. Under the same id, so a keyed request keeps its submission.
-    Not reserved (checked in the storing transaction) while Redis is away."""
-    fenced = ticket.generation
-    ticket.release()
-    ticket.generation = None
-    done, _ticket = redis.attempt(
-        lambda client: _reserve_in_redis(client, ticket, fenced=fenced),
-        "admitting a fenced submission again")
-    if not done:
-        _counted_by_the_database(ticket)
-
-
-def _counted_by_the_database(ticket: Ticket) -> None:
-    """Admitted without Redis although it is configured (away, or it failed the call): its
-    counter is recounted on the next reach, and the store fences what Redis still holds."""
-    if redis.client() is not None:
-        _stale_quotas.add((ticket.user_id, ticket.month))
-        ticket.fence = True
-
-
 def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Ticket:
     """GATE with its rate limit, form versions and duplicate check off: the quota alone.
     ``fenced``: the generation the record has moved past; a counter still at it (set by a
@@ -442,3 +278,50 @@ def _admit_in_redis(
     ticket.reserved = answer == ADMITTED
     ticket.generation = generation if ticket.reserved else None
     return ticket
+
+
+class InRedis:
+    """The counter in Redis, the database standing in while Redis is away."""
+
+    def admit(self, visit_rate_key: str, form: Form, ticket: Ticket,
+              seen_key: str | None) -> bool:
+        """Counted and reserved in Redis (True), or not done: Redis is away."""
+        done, _ticket = redis.attempt(
+            lambda client: _admit_in_redis(client, form, visit_rate_key, ticket, seen_key),
+            "intake admission")
+        return done
+
+    def reserve(self, ticket: Ticket, fenced: int | None = None) -> bool:
+        done, _ticket = redis.attempt(
+            lambda client: _reserve_in_redis(client, ticket, fenced=fenced),
+            "a reservation")
+        return done
+
+    def release(self, ticket: Ticket) -> None:
+        """Only what this request holds; while Redis is away, at its next reach."""
+        if not ticket.reserved:
+            return
+        ticket.reserved = False
+        token = (ticket.user_id, ticket.month, ticket.token)
+        done, _ = redis.attempt(lambda client: _release(client, *token),
+                                "giving a reservation back")
+        if not done:
+            _unreleased.append(token)
+
+    def recount(self, user_id, month: date) -> None:
+        done, _ = redis.attempt(lambda client: _recount(client, user_id, month),
+                                "recounting a quota")
+        if not done:
+            _stale_quotas.add((user_id, month))
+
+    def reset(self, record: quota.LockedMonth, user_id, month: date) -> None:
+        client = redis.client()
+        record.move_on(_counter_in_redis(client, user_id, month)[1], reset=True)
+        _publish(client, user_id, month, record.generation, recorded=0)
+
+    def counted_by_the_database(self, ticket: Ticket) -> None:
+        """Admitted without Redis although it is configured (away, or it failed the call): its
+        counter is recounted on the next reach, and the store fences what Redis still
+        holds."""
+        _stale_quotas.add((ticket.user_id, ticket.month))
+        ticket.fence = True

@@ -1,6 +1,6 @@
 """What the public endpoint needs to know about one request, read from it once.
 
-The checks (intake.py, admission.py, spam.py) and the answer (responders.py) take this plain
+The checks (pipeline.py, admission/, spam.py) and the answer (responders.py) take this plain
 value instead of the ``HttpRequest``, so each header is interpreted in one place: the origin
 that ``allowedOrigins`` is checked against is the one CORS echoes, and the address the rate
 limit counts is the one stored. The body is not in it: the contract answers 403 and 429

@@ -1,11 +1,12 @@
-"""The public endpoint's own door through the middleware stack."""
+"""The public endpoint's one door: ``/api/v1/f/{slug}`` is served here, in the middleware
+stack, and nowhere else."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
 from core.api.middleware import exception_response
-from submissions.views import SubmitView
+from submissions.intake.views import serve
 
 
 class PublicEndpointMiddleware:
@@ -14,14 +15,14 @@ class PublicEndpointMiddleware:
     site posts to it), no messages. They cost a tenth of a submission's CPU under load.
 
     The middleware above it still applies: security headers, JSON errors under /api/, the NUL
-    check. The URL pattern in submissions/urls.py stays, for reverse() and the schema; this
-    matches exactly what it matches (``<str:slug>``: one non-empty segment)."""
+    check. The URL pattern in submissions/urls.py stays, for reverse() and the schema, and
+    never serves (intake/views.py, SubmitView); this matches exactly what it matches
+    (``<str:slug>``: one non-empty segment)."""
 
     PREFIX = "/api/v1/f/"
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
-        self.view = SubmitView.as_view()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path_info
@@ -30,7 +31,7 @@ class PublicEndpointMiddleware:
             if slug and "/" not in slug:
                 response: HttpResponse
                 try:
-                    response = self.view(request, slug=slug)
+                    response = serve(request, slug)
                 except Exception as error:  # as ApiErrorMiddleware.process_exception would
                     response = exception_response(request, error)
                 response.setdefault("X-Frame-Options", "DENY")

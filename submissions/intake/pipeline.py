@@ -15,10 +15,13 @@ from files.receiving import Received, receiving
 from files.services import files_stored
 from forms_app import form_cache
 from forms_app.models import Form
-from submissions import admission, captcha, idempotency, learning, spam
+from forms_app.selectors import public_form
+from submissions import learning
+from submissions.intake import admission, captcha, idempotency, spam
+from submissions.intake.admission import Ticket
+from submissions.intake.store import submission_create, submission_hold
+from submissions.intake.visit import Visit
 from submissions.models import Submission
-from submissions.services import submission_create, submission_hold
-from submissions.visit import Visit
 
 T = TypeVar("T")
 
@@ -81,12 +84,12 @@ def origin_allowed(form: Form, origin: str) -> bool:
 
 class _Current:
     """The form a request works on: the kept copy until it proves out of date
-    (``form_cache.Stale``), then one fresh read, which never does. ``check`` is what every
-    read of the form must pass before anything runs on it (the origin)."""
+    (``form_cache.Stale``, raised by admission and by the checks below), then one fresh read,
+    which never does. The one place a stale form is retried. ``check`` is what every read of
+    the form must pass before anything runs on it (the origin)."""
 
-    def __init__(self, form: Form, reread: Callable[[], Form],
-                 check: Callable[[Form], None]) -> None:
-        self.form, self._reread, self._check = form, reread, check
+    def __init__(self, slug: str, form: Form, check: Callable[[Form], None]) -> None:
+        self.slug, self.form, self._check = slug, form, check
         self.run(check)
 
     def run(self, step: Callable[[Form], T]) -> T:
@@ -97,19 +100,26 @@ class _Current:
             self._check(self.form)
             return step(self.form)
 
+    def _reread(self) -> Form:
+        form_cache.forget(self.slug)
+        form = public_form(self.slug)
+        if form is None:
+            raise form_not_found()
+        return form
 
-def accept(visit: Visit, form: Form, read_fields: Callable[[], list[list]],
-           reread: Callable[[], Form]) -> tuple[uuid.UUID, Form]:
+
+def accept(visit: Visit, slug: str, form: Form,
+           read_fields: Callable[[], list[list]]) -> tuple[uuid.UUID, Form]:
     """Run every check and store the submission: the id the answer names, and the form as
     last read. A honeypot catch stores nothing and is answered with an id all the same, so a
-    bot learns nothing. ``reread`` reads the form afresh (form_not_found if it is gone), for a
-    kept copy found out of date.
+    bot learns nothing. ``form``: the one at ``slug``, maybe a kept copy (form_cache.form_at);
+    found out of date, it is read afresh (form_not_found if it is gone).
 
     With an Idempotency-Key, a key answered before is answered the same, and nothing else
-    happens (submissions/idempotency.py). The claim is held across a fresh read: given back
+    happens (submissions/intake/idempotency.py). The claim is held across a fresh read: given back
     and taken again, a claim taken over under the first request's id would come back under a
     new one, and both requests could store."""
-    current = _Current(form, reread, lambda kept: _check_origin(visit, kept))
+    current = _Current(slug, form, lambda kept: _check_origin(visit, kept))
     key = idempotency.parse(visit.idempotency_key)
     body = _fingerprint(current.form, read_fields) if key is not None else None
     if key is None or body is None:  # no key, or a body that fails whatever the key says
@@ -169,30 +179,18 @@ def _run(
     data, unreadable = _read(read_fields)
     visible = _visible(data, form)
     seen = spam.fingerprint(form.pk, visible, visit.ip or "") if form.spam_filter else None
-    ticket = admission.admit(visit, form, seen_key=seen if visible else None,
-                             token=str(submission_id))
-    try:
+    with admission.admitted(visit, form, seen_key=seen if visible else None,
+                            token=str(submission_id)) as ticket:
         if unreadable is not None:
             raise unreadable
         checked = _checked(data, visible, visit, form)
-    except BaseException:
-        ticket.release()
-        if seen and ticket.duplicate is False:
-            spam.forget_key(seen)  # a retry that passes the CAPTCHA is not its duplicate
-        raise
-    if checked is None:
-        ticket.release()
-        metrics.submission("honeypot")
-        return False
-    try:
+        if checked is None:
+            metrics.submission("honeypot")
+            return False
+        # Files past the quota store nothing and count nothing.
         with files_stored(form=form, received=getattr(read_fields, "uploads", None),
                           submission_id=submission_id):
             _store(visit, form, checked, ticket, submission_id)
-    except BaseException:
-        ticket.release()  # files past the quota store nothing and count nothing
-        if seen and ticket.duplicate is False:
-            spam.forget_key(seen)
-        raise
     return True
 
 
@@ -228,8 +226,10 @@ def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) ->
 
 
 def _store(
-    visit: Visit, form: Form, data: list[list], ticket: admission.Ticket, submission_id: uuid.UUID
+    visit: Visit, form: Form, data: list[list], ticket: Ticket, submission_id: uuid.UUID
 ) -> Submission:
+    """Into the inbox (the ticket kept), or held in the spam folder (not counted: the ticket
+    is given back when admission's block ends)."""
     stored: dict[str, Any] = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
               "user_agent": visit.user_agent, "submission_id": submission_id}
     if not form.spam_filter:
@@ -243,7 +243,6 @@ def _store(
         learning.judge(verdict, owner_id=form.owner_id, data=data)
     try:
         if verdict.held:
-            ticket.release()  # a held submission is not counted
             held = submission_hold(**stored, verdict=verdict.as_json())
             metrics.submission("spam")
             return held

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -12,7 +13,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -22,18 +22,9 @@ from core.errors import ServiceError, database_unavailable, default_error, json_
 from forms_app import form_cache
 from forms_app.models import Form
 from forms_app.selectors import public_form
-from submissions import intake, payload
-from submissions.responders import Responder
-from submissions.visit import Visit
-
-
-def _reread(slug: str) -> Form:
-    """The form afresh, for a kept copy found out of date."""
-    form_cache.forget(slug)
-    form = public_form(slug)
-    if form is None:
-        raise intake.form_not_found()
-    return form
+from submissions.intake import payload, pipeline
+from submissions.intake.responders import Responder
+from submissions.intake.visit import Visit
 
 
 def _answered_as(visit: Visit, request: HttpRequest) -> Visit:
@@ -41,16 +32,6 @@ def _answered_as(visit: Visit, request: HttpRequest) -> Visit:
     if getattr(request, "body_is_json", False) and not visit.wants_json:
         return replace(visit, wants_json=True)
     return visit
-
-
-class FirstRenderer(BaseContentNegotiation):
-    """The endpoint picks JSON or HTML itself; DRF must never answer 406."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 SubmitResult = inline_serializer(
@@ -63,58 +44,61 @@ SubmitResult = inline_serializer(
 )
 
 
-class SubmitView(APIView):
-    """``POST /api/v1/f/{slug}``: anyone's website posts here; no authentication.
+def serve(request: HttpRequest, slug: str) -> HttpResponse:
+    """``/api/v1/f/{slug}``, every method: called by the endpoint's one door,
+    submissions/intake/middleware.py."""
+    if request.method == "POST":
+        return submit(request, slug)
+    if request.method == "OPTIONS":
+        return preflight(request, slug)
+    response = json_error(405, *default_error(405))
+    response["Allow"] = "POST, OPTIONS"
+    return response
 
-    DRF's class describes the endpoint in the OpenAPI schema, but requests skip its machinery
-    (request wrapping, content negotiation, authentication, permission and throttle hooks):
-    none of it applies to an anonymous endpoint that reads its own body, and it cost more CPU
-    than storing the submission.
-    """
+
+def preflight(request: HttpRequest, slug: str) -> HttpResponse:
+    # From the database: no admission round trip checks a kept form here.
+    requested = request.headers.get("Access-Control-Request-Headers", "")
+    return Responder(Visit.of(request), public_form(slug)).preflight(requested)
+
+
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    visit = Visit.of(request)
+    body = pipeline.Body(lambda: payload.read_fields(request, body.receive_files(form)))
+    form = None
+    try:
+        form = form_cache.form_at(slug)
+        if form is None:
+            raise pipeline.form_not_found()
+        submission_id, form = pipeline.accept(visit, slug, form, body)
+    except ServiceError as error:
+        metrics.submission("rejected")
+        return Responder(_answered_as(visit, request), form).error(error)
+    except (OperationalError, InterfaceError):
+        # Nothing was stored (the reservation is given back): the visitor may send again.
+        metrics.submission("error")
+        return Responder(visit, form).error(database_unavailable())
+    except IntegrityError:
+        # The form was deleted while the submission was being stored: its foreign key.
+        if form is None or Form.objects.filter(pk=form.pk).exists():
+            raise
+        return Responder(visit, None).error(pipeline.form_not_found())
+    finally:
+        body.close()  # temporary files of uploads, stored or not
+    return Responder(_answered_as(visit, request), form).success(submission_id)
+
+
+class SubmitView(APIView):
+    """The endpoint's description, for the OpenAPI schema and ``reverse("submit")``: the URL
+    pattern in submissions/urls.py names this class, but never serves. Requests are served by
+    PublicEndpointMiddleware (submissions/intake/middleware.py), the one door, before URL
+    resolution; they skip DRF's machinery (request wrapping, content negotiation,
+    authentication, permission and throttle hooks): none of it applies to an anonymous
+    endpoint that reads its own body, and it cost more CPU than storing the submission."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    content_negotiation_class = FirstRenderer
     answers_html = True  # a browser's form post gets its errors as a page (core/api/schema.py)
-
-    def dispatch(self, request: HttpRequest, slug: str) -> HttpResponse:
-        if request.method == "POST":
-            return self.submit(request, slug)
-        if request.method == "OPTIONS":
-            return self.preflight(request, slug)
-        response = json_error(405, *default_error(405))
-        response["Allow"] = "POST, OPTIONS"
-        return response
-
-    def preflight(self, request: HttpRequest, slug: str) -> HttpResponse:
-        # From the database: no admission round trip checks a kept form here.
-        requested = request.headers.get("Access-Control-Request-Headers", "")
-        return Responder(Visit.of(request), public_form(slug)).preflight(requested)
-
-    def submit(self, request: HttpRequest, slug: str) -> HttpResponse:
-        visit = Visit.of(request)
-        body = intake.Body(lambda: payload.read_fields(request, body.receive_files(form)))
-        form = None
-        try:
-            form = form_cache.form_at(slug)
-            if form is None:
-                raise intake.form_not_found()
-            submission_id, form = intake.accept(visit, form, body, lambda: _reread(slug))
-        except ServiceError as error:
-            metrics.submission("rejected")
-            return Responder(_answered_as(visit, request), form).error(error)
-        except (OperationalError, InterfaceError):
-            # Nothing was stored (the reservation is given back): the visitor may send again.
-            metrics.submission("error")
-            return Responder(visit, form).error(database_unavailable())
-        except IntegrityError:
-            # The form was deleted while the submission was being stored: its foreign key.
-            if form is None or Form.objects.filter(pk=form.pk).exists():
-                raise
-            return Responder(visit, None).error(intake.form_not_found())
-        finally:
-            body.close()  # temporary files of uploads, stored or not
-        return Responder(_answered_as(visit, request), form).success(submission_id)
 
     @extend_schema(
         summary="Submit a form",
@@ -166,11 +150,15 @@ class SubmitView(APIView):
         auth=[],
     )
     def post(self, request: Request, slug: str) -> HttpResponse:
-        return self.submit(request._request, slug)  # only reached through DRF's own dispatch
+        raise ImproperlyConfigured(NOT_THE_DOOR)
 
     @extend_schema(exclude=True)
     def options(self, request: Request, slug: str) -> HttpResponse:  # type: ignore[override]
-        return self.preflight(request._request, slug)
+        raise ImproperlyConfigured(NOT_THE_DOOR)
+
+
+NOT_THE_DOOR = ("/api/v1/f/{slug} is served by "
+                "submissions.intake.middleware.PublicEndpointMiddleware: it must be in MIDDLEWARE")
 
 
 def thanks(request) -> HttpResponse:
