@@ -20,13 +20,10 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
-from django.core.cache import cache
-from redis import Redis
-
-from core.infra import redis
+from submissions.intake import fingerprints
 
 DUPLICATE_WINDOW_SECONDS = 600
 MANY_LINKS = 3
@@ -134,41 +131,9 @@ def fingerprint(form_id, data: list[list[Any]], ip: str) -> str:
     return "formflow:seen:" + hashlib.sha256(content.encode()).hexdigest()
 
 
-class _InMemory:
-    """Without Redis (the embedded setup): this process's memory, through the cache."""
-
-    def first_time(self, key: str) -> bool:
-        return cache.add(key, 1, DUPLICATE_WINDOW_SECONDS)
-
-    def forget(self, key: str) -> None:
-        cache.delete(key)
-
-
-class _InRedis:
-    """One atomic SET NX, so two copies sent at once are told apart too. While Redis is away
-    no copy is a duplicate: a failed check never costs a submission."""
-
-    def first_time(self, key: str) -> bool:
-        client = _client()
-        return redis.guarded(
-            lambda: bool(client.set(key, 1, nx=True, ex=DUPLICATE_WINDOW_SECONDS)),
-            True, "the duplicate check")
-
-    def forget(self, key: str) -> None:
-        client = _client()
-        redis.guarded(lambda: client.delete(key), None, "forgetting a fingerprint")
-
-
-def _client() -> Redis:
-    return cast(Redis, redis.client())  # chosen only where it is configured
-
-
-_seen: _InRedis | _InMemory = _InMemory() if redis.client() is None else _InRedis()
-
-
 def _first_time(key: str) -> bool:
     """Note ``key`` for 10 minutes; False if it was noted already."""
-    return _seen.first_time(key)
+    return fingerprints.seen.first_time(key, DUPLICATE_WINDOW_SECONDS)
 
 
 def forget(form_id, data: list[list[Any]], ip: str) -> None:
@@ -178,4 +143,4 @@ def forget(form_id, data: list[list[Any]], ip: str) -> None:
 
 
 def forget_key(key: str) -> None:
-    _seen.forget(key)
+    fingerprints.seen.forget(key)
