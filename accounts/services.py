@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import code_askers, codes, signin_guard, tasks, two_factor
+from accounts import code_askers, codes, hooks, signin_guard, tasks, two_factor
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
 from accounts.models import (
@@ -24,6 +24,7 @@ from accounts.models import (
     RevokedToken,
     SignUpAttempt,
     User,
+    current_month,
     normalize_email,
 )
 from core import clock, crypto
@@ -340,14 +341,12 @@ def user_update_profile(
 
 
 def usage_reset(*, user: User) -> None:
-    from accounts.models import current_month
-    from submissions.intake import admission
-
     # The record back to zero under a new generation, and the counter to the requests still
-    # running and not stored, exactly: never deleted, so one of them giving its reservation
-    # back cannot take it below zero; one of them that stores is fenced off by the new
-    # generation and admitted again under this counter.
-    admission.reset(user.pk, current_month())
+    # running and not stored, exactly (intake's admission, registered on the hook): never
+    # deleted, so one of them giving its reservation back cannot take it below zero; one of
+    # them that stores is fenced off by the new generation and admitted again under this
+    # counter.
+    hooks.usage_reset(user.pk, current_month())
 
 
 def token_revoke_if_valid(raw: str | None) -> None:

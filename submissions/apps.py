@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class SubmissionsConfig(AppConfig):
     name = "submissions"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from accounts import hooks as accounts_hooks
+        from submissions.intake import admission
+
+        # An operator's reset of the monthly quota reaches intake's counter, in admission's
+        # own transaction under the month's locks.
+        accounts_hooks.register_usage_reset(admission.reset)

@@ -195,11 +195,10 @@ def test_the_cycle_finder_finds_a_cycle():
 # --- Dependencies between apps (a ratchet) --------------------------------------------------
 
 # Which app imports which, today. Several go both ways (forms_app <-> submissions,
-# submissions <-> integrations, forms_app <-> integrations, files <-> forms_app,
-# accounts <-> submissions): debts of the restructuring (issue 33), to be removed. When an
-# edge goes, delete it here; a new one is a design decision, not a line added to this list.
+# submissions <-> integrations, forms_app <-> integrations, files <-> forms_app): debts of
+# the restructuring (issue 33), to be removed. When an edge goes, delete it here; a new one
+# is a design decision, not a line added to this list.
 KNOWN_APP_EDGES = {
-    ("accounts", "submissions"),  # accounts.services resets the Redis quota (admission)
     ("dashboard", "accounts"),
     ("dashboard", "files"),
     ("dashboard", "forms_app"),
