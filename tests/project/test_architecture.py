@@ -194,10 +194,9 @@ def test_the_cycle_finder_finds_a_cycle():
 
 # --- Dependencies between apps (a ratchet) --------------------------------------------------
 
-# Which app imports which, today. Several go both ways (forms_app <-> submissions,
-# submissions <-> integrations, forms_app <-> integrations, files <-> forms_app): debts of
-# the restructuring (issue 33), to be removed. When an edge goes, delete it here; a new one
-# is a design decision, not a line added to this list.
+# Which app imports which, today. Two go both ways (submissions <-> integrations,
+# files <-> forms_app): debts of the restructuring (issue 33), to be removed. When an edge
+# goes, delete it here; a new one is a design decision, not a line added to this list.
 KNOWN_APP_EDGES = {
     ("dashboard", "accounts"),
     ("dashboard", "files"),
@@ -208,8 +207,6 @@ KNOWN_APP_EDGES = {
     ("files", "forms_app"),
     ("forms_app", "accounts"),
     ("forms_app", "files"),
-    ("forms_app", "integrations"),
-    ("forms_app", "submissions"),  # the form API and admin show each form's folder sizes
     ("integrations", "accounts"),
     ("integrations", "files"),
     ("integrations", "forms_app"),

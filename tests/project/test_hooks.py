@@ -8,3 +8,17 @@ def test_an_operators_usage_reset_reaches_intakes_admission():
     from submissions.intake import admission
 
     assert hooks.usage_resets == [admission.reset]
+
+
+def test_the_forms_forms_app_shows_carry_their_folder_sizes():
+    from forms_app import hooks
+    from submissions.selectors import with_folder_sizes
+
+    assert hooks.annotators == [with_folder_sizes]
+
+
+def test_a_saved_form_keeps_its_owner_notification_in_step():
+    from forms_app import hooks
+    from integrations.services import form_saved
+
+    assert hooks.on_saved == [form_saved]
