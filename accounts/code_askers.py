@@ -8,9 +8,9 @@ for an address with no account) and learn which addresses have one. So asks are 
 in the request, for every address, under a digest of it:
 
 - The client whose ask opens a send window (no ask in the last minute, fewer than 5 this
-  hour; services sends a code at most that often) is the code's *sender*: past the cap it may
-  still use the code, with its own 5 tries of each code it caused to be sent. Each of those
-  codes costs the owner an email, 5 an hour at most.
+  hour; background.py sends a code at most that often) is the code's *sender*: past the cap
+  it may still use the code, with its own 5 tries of each code it caused to be sent. Each of
+  those codes costs the owner an email, 5 an hour at most.
 - A client that asks inside the window (nothing is sent: the owner's inbox holds the code
   already) is an *asker*. Askers may go past the cap too, but share 5 wrong tries an hour per
   address among them: any number of client addresses asking buys no more guesses.
@@ -28,7 +28,8 @@ from django.core.cache import cache
 from core import clock
 from core.infra import ratelimit, redis
 
-SEND_WINDOW_SECONDS = 55  # a little under services' 60 s, so an ask it sends for is a sender's
+# A little under background.py's 60 s, so an ask it sends for is a sender's.
+SEND_WINDOW_SECONDS = 55
 SENDS_PER_HOUR = 5
 ASKERS_TRIES_PER_HOUR = 5
 SENDER, ASKER, NOBODY = "sender", "asker", ""

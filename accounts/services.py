@@ -1,20 +1,21 @@
-"""Account writes: sign-up, codes, sign-in, passwords and token revocation."""
+"""Account writes in the request: sign-up, codes, sign-in, passwords and token revocation.
+What the sign-up, resend and forgot-password endpoints leave to the worker is in
+background.py, queued through tasks.py."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import password_validation
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import code_askers, signin_guard, two_factor
+from accounts import code_askers, codes, hooks, signin_guard, tasks, two_factor
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
 from accounts.models import (
@@ -23,6 +24,7 @@ from accounts.models import (
     RevokedToken,
     SignUpAttempt,
     User,
+    current_month,
     normalize_email,
 )
 from core import clock, crypto
@@ -37,25 +39,6 @@ def invalid_credentials() -> ServiceError:
     )
 
 
-def _hash_code(user: User, code: str, purpose: str) -> str:
-    # A verification code keeps the message it always had; other purposes are keyed apart,
-    # so a code mailed for one purpose never works for another.
-    prefix = "" if purpose == CodePurpose.VERIFY else f"{purpose}:"
-    message = f"{prefix}{user.pk}:{code}".encode()
-    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
-
-
-def code_is_current(user: User, code: str, purpose: str = CodePurpose.VERIFY) -> bool:
-    entry = EmailCode.objects.filter(user=user, purpose=purpose).first()
-    return entry is not None and hmac.compare_digest(
-        entry.code_hash, _hash_code(user, code, purpose)
-    )
-
-
-def _new_code() -> str:
-    return f"{secrets.randbelow(1_000_000):06d}"
-
-
 def validate_new_password(password: str, email: str, field: str = "password") -> None:
     try:
         password_validation.validate_password(password, user=User(email=email))
@@ -67,64 +50,17 @@ def validate_new_password(password: str, email: str, field: str = "password") ->
         ) from None
 
 
-SEND_WINDOW = timedelta(hours=1)
-SENDS_PER_WINDOW = 5
 WRONG_TRIES_PER_DAY = 20
-
-
-def _issue_code(
-    user: User, purpose: str, previous: EmailCode | None = None, client: str = ""
-) -> None:
-    """Replace the user's code for ``purpose`` and email the new one after commit. ``client``
-    asked for it: it may use the code while strangers' wrong guesses are refused."""
-    from accounts.tasks import send_code_email
-
-    code = _new_code()
-    now = clock.now()
-    window_open = previous is not None and previous.send_window_start is not None and (
-        now - previous.send_window_start < SEND_WINDOW
-    )
-    EmailCode.objects.update_or_create(
-        user=user,
-        purpose=purpose,
-        defaults={
-            "code_hash": _hash_code(user, code, purpose),
-            "expires_at": now + settings.OTP_LIFETIME,
-            "wrong_tries": {},
-            "requested_by": client,
-            "sent_at": now,
-            "send_window_start": previous.send_window_start if previous and window_open else now,
-            "sends_in_window": previous.sends_in_window + 1 if previous and window_open else 1,
-        },
-    )
-    # The broker sees only a sealed code, never the plain digits.
-    sealed = crypto.encrypt(code)
-    transaction.on_commit(lambda: send_code_email.delay(str(user.pk), sealed, purpose))
-
-
-def _issue_code_if_allowed(user: User, purpose: str, client: str = "") -> None:
-    """A new code, unless the address had one in the last 60 s or 5 in the last hour. Who may
-    use it past strangers' cap was settled in the request, alike for every address
-    (accounts/code_askers.py)."""
-    previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
-    if previous is not None:
-        now = clock.now()
-        in_window = previous.send_window_start and now - previous.send_window_start < SEND_WINDOW
-        if now - previous.sent_at < settings.OTP_RESEND_INTERVAL or (
-                in_window and previous.sends_in_window >= SENDS_PER_WINDOW):
-            return
-    _issue_code(user, purpose, previous, client)
 
 
 # The account endpoints a stranger can call with any address (sign-up, resend, forgot) do the
 # same work in the request whether or not the address has an account: they check the input,
 # hash the password if there is one, and hand the rest to a task. Looking the address up,
-# writing and mailing happen in the worker, where their time tells a caller nothing.
+# writing and mailing happen in the worker (background.py), where their time tells a caller
+# nothing.
 
 
 def user_sign_up(*, email: str, password: str, client: Client | None = None) -> None:
-    from accounts import tasks
-
     email = normalize_email(email)
     validate_new_password(password, email)
     password_hash = sign_up_password_hash(email, password)
@@ -185,16 +121,12 @@ SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
 
 
 def user_resend_code(*, email: str, client: Client | None = None) -> None:
-    from accounts import tasks
-
     email = normalize_email(email)
     code_askers.asked(email, CodePurpose.VERIFY, _address(client))
     tasks.enqueue(tasks.resend_code, email, _address(client))
 
 
 def user_forgot_password(*, email: str, client: Client | None = None) -> None:
-    from accounts import tasks
-
     email = normalize_email(email)
     code_askers.asked(email, CodePurpose.RESET, _address(client))
     tasks.enqueue(tasks.send_reset_code, email, _address(client))
@@ -202,44 +134,6 @@ def user_forgot_password(*, email: str, client: Client | None = None) -> None:
 
 def _address(client: Client | None) -> str:
     return client.address if client else ""
-
-
-@transaction.atomic
-def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -> None:
-    """Create an account and send its code. An address that has an account already is never
-    changed (that was a takeover: a stranger's password on the victim's account, verified by
-    the victim's own code); an unverified one gets a fresh code within the send limits."""
-    user = User.objects.select_for_update().filter(email=email).first()
-    if user is None:
-        try:
-            with transaction.atomic():
-                user = User.objects.create(email=email, password=password_hash)
-        except IntegrityError:  # a second sign-up for the address won the race
-            return
-        _issue_code(user, CodePurpose.VERIFY, client=client)
-    elif not user.is_verified:
-        _issue_code_if_allowed(user, CodePurpose.VERIFY, client)
-    else:
-        # Verified already: the sign-up changes nothing, but its record stays (purged with the
-        # rest) so that signing in with its password answers as for a pending sign-up. Only the
-        # newest of equal ones is kept.
-        same = SignUpAttempt.objects.filter(email=email, password_hash=password_hash)
-        older = same.order_by("-created_at", "-pk").values_list("pk", flat=True)[1:]
-        SignUpAttempt.objects.filter(pk__in=list(older)).delete()
-
-
-@transaction.atomic
-def resend_code_in_background(*, email: str, client: str = "") -> None:
-    user = User.objects.select_for_update().filter(email=email, is_verified=False).first()
-    if user is not None:
-        _issue_code_if_allowed(user, CodePurpose.VERIFY, client)
-
-
-@transaction.atomic
-def reset_code_in_background(*, email: str, client: str = "") -> None:
-    user = User.objects.select_for_update().filter(email=email, is_active=True).first()
-    if user is not None:
-        _issue_code_if_allowed(user, CodePurpose.RESET, client)
 
 
 def invalid_code() -> ServiceError:
@@ -291,7 +185,7 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
             tries_here < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
         )
         if usable and user and entry and hmac.compare_digest(
-            entry.code_hash, _hash_code(user, code, purpose)
+            entry.code_hash, codes.hash_code(user, code, purpose)
         ):
             entry.delete()
             on_success(user)
@@ -447,14 +341,12 @@ def user_update_profile(
 
 
 def usage_reset(*, user: User) -> None:
-    from accounts.models import current_month
-    from submissions.intake import admission
-
     # The record back to zero under a new generation, and the counter to the requests still
-    # running and not stored, exactly: never deleted, so one of them giving its reservation
-    # back cannot take it below zero; one of them that stores is fenced off by the new
-    # generation and admitted again under this counter.
-    admission.reset(user.pk, current_month())
+    # running and not stored, exactly (intake's admission, registered on the hook): never
+    # deleted, so one of them giving its reservation back cannot take it below zero; one of
+    # them that stores is fenced off by the new generation and admitted again under this
+    # counter.
+    hooks.usage_reset(user.pk, current_month())
 
 
 def token_revoke_if_valid(raw: str | None) -> None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 
+from accounts import mails
 from accounts.device import Client
 from accounts.models import User, normalize_email
 from core.errors import ServiceError, retry_later
-from core.infra import ratelimit
+from core.infra import broker, ratelimit
 
 MAX_FAILURES = 10
 WINDOW_SECONDS = 15 * 60
@@ -64,10 +65,7 @@ def failed(email: str, client: Client, user: User | None) -> None:
 
 def _alert_once(user: User) -> None:
     """Tell the owner, once in the window, that only their own devices may sign in for now."""
-    from accounts import tasks
-    from core.infra import broker
-
     alerts = ratelimit.Window(f"signin-alerted:{_digest(user.email)}", ADDRESS_WINDOW_SECONDS)
     if alerts.add() == 1:
-        task = tasks.send_sign_in_alert
+        task = mails.send_sign_in_alert
         broker.publish(lambda: task.apply_async((str(user.pk),), retry=False), task.name)

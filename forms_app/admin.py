@@ -2,9 +2,9 @@ from django.contrib import admin
 from django.db import models
 
 from core.admin import ChangedFieldsOnlyAdmin
+from forms_app import hooks
 from forms_app.models import Form
 from forms_app.services import form_delete
-from submissions import folders
 
 
 @admin.register(Form)
@@ -27,7 +27,7 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
 
     @admin.display(description="Submissions")
     def submission_count(self, form: Form) -> int:
-        return folders.size(form.pk)
+        return hooks.annotated([form])[0].submission_count
 
     @admin.display(boolean=True, description="CAPTCHA")
     def recaptcha_enabled(self, form: Form) -> bool:

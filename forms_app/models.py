@@ -80,7 +80,8 @@ class Form(models.Model):
     # The folders' sizes, never kept in this row: a counter here made every submission of a
     # form wait for the one before it. submissions/folders.py counts them, and
     # submissions.selectors.with_folder_sizes() sets these on the forms it is given, as an
-    # annotation of a query would.
+    # annotation of a query would (forms_app's own API and admin ask it through
+    # forms_app/hooks.py).
     submission_count: int  # the inbox's size
     spam_count: int
 

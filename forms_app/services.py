@@ -6,8 +6,8 @@ from django.db import transaction
 
 from accounts.models import User
 from files.services import delete_files_of_form
+from forms_app import hooks
 from forms_app.models import Form
-from integrations.services import owner_email_sync
 
 UPDATABLE = (
     "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
@@ -29,18 +29,18 @@ def _apply(form: Form, changes: dict[str, Any]) -> list[str]:
 @transaction.atomic
 def form_create(*, owner: User, **values: Any) -> Form:
     form = Form(owner=owner)
-    _apply(form, values)
+    fields = _apply(form, values)
     form.save()
-    owner_email_sync(form=form)
+    hooks.saved(form, created=True, fields=fields)
     return form
 
 
 @transaction.atomic
 def form_update(*, form: Form, **changes: Any) -> Form:
     # Only the changed columns, so a concurrent change to another column is never undone.
-    form.save(update_fields=[*_apply(form, changes), "updated_at"])
-    if "notify_owner" in changes:
-        owner_email_sync(form=form)
+    fields = _apply(form, changes)
+    form.save(update_fields=[*fields, "updated_at"])
+    hooks.saved(form, created=False, fields=fields)
     return form
 
 

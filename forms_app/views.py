@@ -10,15 +10,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
-from forms_app import selectors, services
+from forms_app import hooks, selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
-from submissions.selectors import with_folder_sizes
 
 
 def shown(form: Form) -> dict:
     """The form as the API shows it, with its folders' sizes."""
-    return FormSerializer(with_folder_sizes([form])[0]).data
+    return FormSerializer(hooks.annotated([form])[0]).data
 
 
 @extend_schema(request=FormInputSerializer, responses=FormSerializer)
@@ -35,7 +34,7 @@ class FormViewSet(
         return selectors.forms_of(self.request.user)
 
     def list(self, request: Request) -> Response:
-        forms = with_folder_sizes(self.get_queryset())
+        forms = hooks.annotated(self.get_queryset())
         return Response(FormSerializer(forms, many=True).data)
 
     def retrieve(self, request: Request, pk: str) -> Response:

@@ -10,11 +10,14 @@ class IntegrationsConfig(AppConfig):
         # not look: registered here, under the names they always had.
         import integrations.delivery.tasks  # noqa: F401
         from core import metrics
-        from integrations import kinds, on_submissions
+        from forms_app import hooks as forms_hooks
+        from integrations import kinds, on_submissions, services
         from submissions import hooks
 
         # Deliveries are written when submissions are stored, rescued, marked or deleted.
         hooks.register(on_submissions.Deliveries())
+        # The owner's notification follows its form's notifyOwner.
+        forms_hooks.register_saved(services.form_saved)
         # Every kind's delivery counters are in the scrape from the start, at 0, as the
         # submission outcomes are: a dashboard's rate() needs the series before its first event.
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
@@ -129,6 +130,13 @@ def owner_email_sync(*, form: Form) -> None:
     updated = Integration.objects.filter(form=form, type=type).update(enabled=form.notify_owner)
     if not updated and form.notify_owner:
         Integration.objects.create(owner_id=form.owner_id, form=form, type=type)
+
+
+def form_saved(form: Form, *, created: bool, fields: Collection[str]) -> None:
+    """On forms_app's hooks (integrations/apps.py): a new form, or a change to its
+    notifyOwner, keeps the owner's notification in step."""
+    if created or "notify_owner" in fields:
+        owner_email_sync(form=form)
 
 
 def integration_delete(*, integration: Integration) -> None:

@@ -4,3 +4,15 @@ from django.apps import AppConfig
 class SubmissionsConfig(AppConfig):
     name = "submissions"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from accounts import hooks as accounts_hooks
+        from forms_app import hooks as forms_hooks
+        from submissions.intake import admission
+        from submissions.selectors import with_folder_sizes
+
+        # An operator's reset of the monthly quota reaches intake's counter, in admission's
+        # own transaction under the month's locks.
+        accounts_hooks.register_usage_reset(admission.reset)
+        # The forms forms_app's API and admin show carry their folders' sizes.
+        forms_hooks.register_annotator(with_folder_sizes)

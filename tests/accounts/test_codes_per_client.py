@@ -221,7 +221,7 @@ def answers_to_a_stranger(api, address):
 
 
 def test_the_answers_tell_no_one_whether_the_address_has_an_account(api, db, monkeypatch):
-    monkeypatch.setattr("accounts.services._new_code", lambda: "123456")
+    monkeypatch.setattr("accounts.codes.new_code", lambda: "123456")
     make_user("known@example.com")
 
     known = answers_to_a_stranger(api, "known@example.com")

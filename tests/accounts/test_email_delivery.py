@@ -7,9 +7,9 @@ import pytest
 from aiosmtpd.controller import Controller
 from django.core import mail
 
+from accounts.background import issue_code
+from accounts.mails import send_code_email
 from accounts.models import CodePurpose, User
-from accounts.services import _issue_code
-from accounts.tasks import send_code_email
 from core import crypto
 
 
@@ -56,7 +56,7 @@ def test_signup_code_arrives_over_smtp(api, smtp):
 def test_a_replaced_code_is_never_sent(db):
     user = User.objects.create_user("late@example.com", "a long passphrase")
     stale = crypto.encrypt("123456")
-    _issue_code(user, CodePurpose.VERIFY)  # the current code is another one
+    issue_code(user, CodePurpose.VERIFY)  # the current code is another one
 
     send_code_email(str(user.pk), stale, CodePurpose.VERIFY)
 
@@ -98,12 +98,12 @@ def test_a_relay_without_starttls_is_recorded_and_signup_stops_claiming_a_code_w
 
 
 def test_a_passing_mail_failure_is_retried_a_bounded_number_of_times(db, monkeypatch):
-    from accounts import mailer, tasks
+    from accounts import mailer, mails
 
     user = User.objects.create_user("retry@example.com", "a long passphrase")
-    _issue_code(user, CodePurpose.VERIFY)
+    issue_code(user, CodePurpose.VERIFY)
     code = "000000"
-    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code, _purpose: True)
+    monkeypatch.setattr("accounts.codes.is_current", lambda _user, _code, _purpose: True)
     calls = []
 
     def refused(**_kwargs):
@@ -112,21 +112,21 @@ def test_a_passing_mail_failure_is_retried_a_bounded_number_of_times(db, monkeyp
 
     monkeypatch.setattr(mailer, "send", refused)
     # Eager retries run at once, inside apply(); let it report the failure instead of raising.
-    monkeypatch.setitem(tasks.send_code_email.app.conf, "task_eager_propagates", False)
+    monkeypatch.setitem(mails.send_code_email.app.conf, "task_eager_propagates", False)
 
-    result = tasks.send_code_email.apply((str(user.pk), crypto.encrypt(code), "verify"))
+    result = mails.send_code_email.apply((str(user.pk), crypto.encrypt(code), "verify"))
 
     assert result.failed()
-    assert len(calls) == tasks.MAX_RETRIES + 1
+    assert len(calls) == mails.MAX_RETRIES + 1
 
 
 def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
     import smtplib
 
-    from accounts import mailer, tasks
+    from accounts import mailer, mails
 
     user = User.objects.create_user("auth@example.com", "a long passphrase")
-    monkeypatch.setattr("accounts.services.code_is_current", lambda _user, _code, _purpose: True)
+    monkeypatch.setattr("accounts.codes.is_current", lambda _user, _code, _purpose: True)
     calls = []
 
     def refused_login(**_kwargs):
@@ -135,7 +135,7 @@ def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
 
     monkeypatch.setattr(mailer, "send", refused_login)
 
-    result = tasks.send_code_email.apply((str(user.pk), crypto.encrypt("123456"), "verify"))
+    result = mails.send_code_email.apply((str(user.pk), crypto.encrypt("123456"), "verify"))
 
     assert result.successful()
     assert len(calls) == 1
@@ -168,12 +168,12 @@ def test_a_signup_against_a_trickling_relay_ends_within_the_bound(api, slow_rela
     """A relay that sends its greeting a byte every 1.5 s: no read ever waits EMAIL_TIMEOUT,
     but the send ends at 10 s, so the request that sent it (tasks run in the request here)
     ends well within its 30 s, and the failure is recorded."""
-    from accounts import tasks
+    from accounts import mails
     from accounts.models import MailerStatus
 
     slow_relay("greeting")
-    monkeypatch.setattr(tasks.send_code_email, "max_retries", 0)
-    monkeypatch.setitem(tasks.send_code_email.app.conf, "task_eager_propagates", False)
+    monkeypatch.setattr(mails.send_code_email, "max_retries", 0)
+    monkeypatch.setitem(mails.send_code_email.app.conf, "task_eager_propagates", False)
     began = time.monotonic()
 
     response = sign_up(api, "slow@example.com")
@@ -221,3 +221,15 @@ def test_a_name_lookup_that_never_answers_ends_the_send_at_its_deadline(db, sett
         never.set()
 
     assert time.monotonic() - began < 2.5
+
+
+def test_account_tasks_keep_the_names_queued_messages_carry():
+    """Messages queued by an earlier version name the tasks by these strings, whichever
+    module of accounts now holds them."""
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    names = {"accounts.tasks.sign_up", "accounts.tasks.resend_code",
+             "accounts.tasks.send_reset_code", "accounts.tasks.send_code_email",
+             "accounts.tasks.send_sign_in_alert"}
+    assert names <= set(app.tasks)

@@ -1,0 +1,48 @@
+"""What other apps add to forms and do when one is saved: registries forms_app calls and they
+fill at start (in their AppConfig.ready()), so forms_app imports none of them.
+
+Submissions sets each form's folder sizes on the forms the API and the admin show
+(submissions/apps.py); integrations keeps the owner's notification in step with the form
+(integrations/apps.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from typing import Protocol
+
+from forms_app.models import Form
+
+# Sets attributes on each of the forms, as an annotation of their query would, in a fixed
+# number of statements however many forms there are.
+Annotator = Callable[[list[Form]], object]
+
+
+class Saved(Protocol):
+    def __call__(self, form: Form, *, created: bool, fields: Collection[str]) -> None:
+        """Inside the transaction that created the form (``created``) or set ``fields`` of
+        it (the names of its model fields)."""
+
+annotators: list[Annotator] = []
+on_saved: list[Saved] = []
+
+
+def register_annotator(annotate: Annotator) -> None:
+    if annotate not in annotators:
+        annotators.append(annotate)
+
+
+def register_saved(receiver: Saved) -> None:
+    if receiver not in on_saved:
+        on_saved.append(receiver)
+
+
+def annotated(forms: Iterable[Form]) -> list[Form]:
+    forms = list(forms)
+    for annotate in annotators:
+        annotate(forms)
+    return forms
+
+
+def saved(form: Form, *, created: bool, fields: Collection[str]) -> None:
+    for receiver in on_saved:
+        receiver(form, created=created, fields=fields)

@@ -1,0 +1,24 @@
+"""Where one app acts for another through a hook, the other registers at start (its
+AppConfig.ready(), which runs in web processes, workers and management commands alike): the
+app that calls the hook imports none of them (docs/architecture.md, "Hooks")."""
+
+
+def test_an_operators_usage_reset_reaches_intakes_admission():
+    from accounts import hooks
+    from submissions.intake import admission
+
+    assert hooks.usage_resets == [admission.reset]
+
+
+def test_the_forms_forms_app_shows_carry_their_folder_sizes():
+    from forms_app import hooks
+    from submissions.selectors import with_folder_sizes
+
+    assert hooks.annotators == [with_folder_sizes]
+
+
+def test_a_saved_form_keeps_its_owner_notification_in_step():
+    from forms_app import hooks
+    from integrations.services import form_saved
+
+    assert hooks.on_saved == [form_saved]
