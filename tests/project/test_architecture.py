@@ -231,9 +231,6 @@ KNOWN_APP_EDGES = {
     ("submissions", "accounts"),
     ("submissions", "files"),
     ("submissions", "forms_app"),
-    # admin's delivery inline, erasure's masking, lifecycle's mails (the store's deliveries go
-    # through submissions/hooks.py, which integrations fills)
-    ("submissions", "integrations"),
 }
 
 
