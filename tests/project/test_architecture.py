@@ -215,7 +215,6 @@ KNOWN_APP_EDGES = {
     ("dashboard", "submissions"),
     ("files", "forms_app"),
     ("forms_app", "accounts"),
-    ("forms_app", "files"),
     ("forms_app", "integrations"),
     ("forms_app", "submissions"),  # the form API and admin show each form's folder sizes
     ("integrations", "accounts"),
