@@ -33,6 +33,11 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
 
+def invalid(details: dict[str, str]) -> ServiceError:
+    """A 400 naming each field that is not valid."""
+    return ServiceError("validation_error", "Some fields are not valid.", details=details)
+
+
 def retry_later(code: str, message: str, retry_after: int) -> ServiceError:
     """A 429 that says when to come back."""
     return ServiceError(code, message, status_code=429, headers={"Retry-After": str(retry_after)})

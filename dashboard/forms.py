@@ -15,7 +15,7 @@ from typing import cast
 from django import forms
 
 from dashboard.zones import zone_names
-from files.receiving import MAX_FILE_BYTES, MAX_FILES
+from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider
 from submissions import search
 

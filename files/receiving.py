@@ -14,10 +14,9 @@ from django.core.files.uploadhandler import FileUploadHandler
 
 from core.errors import ServiceError
 from files.sniff import HEAD_BYTES, accepted, sniff
+from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 
 SPOOL_BYTES = 256 * 1024
-MAX_FILE_BYTES = 25 * 1024 * 1024  # 26,214,400: the contract's bound on maxBytes
-MAX_FILES = 10
 BODY_ALLOWANCE = 1024 * 1024  # the text fields and the multipart framing
 LARGEST_BODY = MAX_FILE_BYTES * MAX_FILES + BODY_ALLOWANCE
 

@@ -1,9 +1,9 @@
-"""What other apps add to forms and do when one is saved: registries forms_app calls and they
-fill at start (in their AppConfig.ready()), so forms_app imports none of them.
+"""What other apps add to forms and do when one is saved or deleted: registries forms_app calls
+and they fill at start (in their AppConfig.ready()), so forms_app imports none of them.
 
 Submissions sets each form's folder sizes on the forms the API and the admin show
 (submissions/apps.py); integrations keeps the owner's notification in step with the form
-(integrations/apps.py)."""
+(integrations/apps.py); files deletes a deleted form's files (files/apps.py)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,15 @@ class Saved(Protocol):
         """Inside the transaction that created the form (``created``) or set ``fields`` of
         it (the names of its model fields)."""
 
+class Deleting(Protocol):
+    def deleting(self, form: Form) -> None:
+        """Inside the transaction that deletes ``form``, before its rows go: what is removed
+        outside the database goes only once that transaction commits."""
+
+
 annotators: list[Annotator] = []
 on_saved: list[Saved] = []
+on_deleting: list[Deleting] = []
 
 
 def register_annotator(annotate: Annotator) -> None:
@@ -36,6 +43,11 @@ def register_saved(receiver: Saved) -> None:
         on_saved.append(receiver)
 
 
+def register_deleting(receiver: Deleting) -> None:
+    if receiver not in on_deleting:
+        on_deleting.append(receiver)
+
+
 def annotated(forms: Iterable[Form]) -> list[Form]:
     forms = list(forms)
     for annotate in annotators:
@@ -46,3 +58,8 @@ def annotated(forms: Iterable[Form]) -> list[Form]:
 def saved(form: Form, *, created: bool, fields: Collection[str]) -> None:
     for receiver in on_saved:
         receiver(form, created=created, fields=fields)
+
+
+def deleting(form: Form) -> None:
+    for receiver in on_deleting:
+        receiver.deleting(form)

@@ -55,7 +55,8 @@ class Form(models.Model):
     # null keeps them for good.
     retention_days = models.PositiveIntegerField(null=True, blank=True)
     # File uploads (contract, "File uploads"): null keeps no file, only its placeholder; else
-    # {"maxBytes", "maxFiles", "types"} (files/receiving.py).
+    # {"maxBytes", "maxFiles", "types"}, within limits.py (files/receiving.py holds uploads
+    # to them).
     file_uploads = models.JSONField(null=True, blank=True)
     # Each submission that reaches the inbox is emailed to the owner through the operator's
     # mail settings (integrations/kinds/owner_email/); its delivery's integration row is on

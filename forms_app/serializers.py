@@ -7,7 +7,7 @@ from rest_framework import serializers
 from core.api import strict
 from core.api.strict import StrictSerializer
 from core.timefmt import TimestampField
-from files.receiving import MAX_FILE_BYTES, MAX_FILES
+from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider, Form
 from forms_app.origins import (
     SchemaPatternValidator,

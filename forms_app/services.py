@@ -5,7 +5,6 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import User
-from files.services import delete_files_of_form
 from forms_app import hooks
 from forms_app.models import Form
 
@@ -48,6 +47,7 @@ def form_update(*, form: Form, **changes: Any) -> Form:
 @transaction.atomic
 def form_delete(*, form: Form) -> None:
     """Deletes the form and its submissions (and their files); its public endpoint answers
-    404 from now on. One transaction: the files' objects leave the store once it commits."""
-    delete_files_of_form(form.pk)
+    404 from now on. One transaction: the files' objects leave the store once it commits
+    (files hears of it through forms_app/hooks.py)."""
+    hooks.deleting(form)
     form.delete()

@@ -6,6 +6,7 @@ from integrations import services
 from integrations.delivery import retry
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
 from integrations.serializers import public_config
+from submissions.admin import SubmissionAdmin
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -25,6 +26,11 @@ class DeliveryInline(ReadOnlyInline):
     fields = ("event_type", "integration", "state", "attempts", "next_attempt_at", "last_error")
     readonly_fields = fields
     ordering = ["-created_at"]
+
+
+# A submission's page lists its deliveries: added here, as submissions does not import
+# integrations.
+SubmissionAdmin.inlines = [*SubmissionAdmin.inlines, DeliveryInline]
 
 
 class DeliveryAttemptInline(ReadOnlyInline):

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from accounts.models import User
 from core import clock
-from core.errors import ServiceError, retry_later
+from core.errors import ServiceError, invalid, retry_later
 from core.infra import ratelimit, wallclock
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
@@ -24,7 +24,7 @@ from integrations.models import (
     Integration,
 )
 from integrations.sheet_columns import FIXED as FIXED_COLUMNS
-from integrations.validation import invalid, split_config
+from integrations.validation import split_config
 
 logger = logging.getLogger(__name__)
 

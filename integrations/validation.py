@@ -5,52 +5,18 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import unicodedata
-from email.utils import parseaddr
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from core.errors import ServiceError
+from core.errors import invalid
 from integrations.clients import http
 from integrations.models import EVENT_TYPES
 
 if TYPE_CHECKING:
     from integrations.kinds.base import Kind
-
-
-def invalid(details: dict[str, str]) -> ServiceError:
-    return ServiceError("validation_error", "Some fields are not valid.", details=details)
-
-
-CONTROL_CHARACTERS = "Remove the control characters (such as a line break)."
-
-
-def has_control_characters(value: Any) -> bool:
-    """Control characters (CR and LF among them) and line or paragraph separators: in a mail
-    header they would start another header (ASVS 5.2.3)."""
-    return isinstance(value, str) and any(
-        unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in value
-    )
-
-
-def email_address_error(value: Any, *, display_name_allowed: bool) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        return "Enter an email address."
-    if has_control_characters(value):
-        return CONTROL_CHARACTERS
-    name, address = parseaddr(value)
-    if name and not display_name_allowed:
-        return "Enter a plain email address."
-    try:
-        validate_email(address)
-    except ValidationError:
-        return "Enter a valid email address."
-    return None
 
 
 def _literal_private_host(host: str) -> bool:

@@ -20,6 +20,7 @@ from integrations.serializers import (
     LedgerEntrySerializer,
     TestResultSerializer,
 )
+from submissions.api.form_submissions import UnderForm
 
 
 class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
@@ -91,3 +92,21 @@ def delivery_retry(request: Request, delivery_id: str) -> Response:
     delivery = retry.delivery_retry(owner=signed_in(request), delivery_id=delivery_id)
     delivery.last_attempt_at = None  # type: ignore[attr-defined]  # no attempt of it yet
     return Response(LedgerEntrySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+
+# Under the form's path, beside the submissions app's routes for the same submission.
+class SubmissionDeliveryViewSet(UnderForm):
+    @extend_schema(
+        request=None,
+        responses={200: LedgerEntrySerializer(many=True)},
+        summary="The delivery ledger: which integrations received a submission",
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path=r"submissions/(?P<submission_id>[^/]+)/deliveries",
+        url_name="submission-deliveries",
+    )
+    def deliveries(self, request: Request, pk: str, submission_id: str) -> Response:
+        entries = selectors.ledger_of(self.submission(submission_id))
+        return Response(LedgerEntrySerializer(entries, many=True).data)

@@ -1,7 +1,6 @@
 from django.contrib import admin
 from django.utils.html import format_html_join
 
-from integrations.admin import DeliveryInline
 from submissions.models import Erasure, Submission
 from submissions.representation import field_text
 from submissions.services import submission_delete
@@ -20,7 +19,8 @@ class SubmissionAdmin(admin.ModelAdmin):
     fields = readonly_fields = ("id", "form", "status", "arrived_at", "submitted_at", "values",
                                 "ip", "user_agent", "origin", "spam", "read_at")
     date_hierarchy = "submitted_at"
-    inlines = [DeliveryInline]
+    # Other apps add their rows about a submission (integrations: its deliveries).
+    inlines = []
 
     def has_add_permission(self, request) -> bool:
         return False

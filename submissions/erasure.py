@@ -20,8 +20,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from accounts.models import User
-from integrations.kinds.base import mask
-from integrations.validation import email_address_error, invalid
+from core.errors import invalid
+from core.text import email_address_error, mask
 from submissions import services
 from submissions.models import Erasure, Submission
 from submissions.search import MAX_TEXT, Search

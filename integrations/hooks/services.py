@@ -8,13 +8,13 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from accounts.models import User
-from core.errors import ServiceError
+from core.errors import ServiceError, invalid
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations.clients import webhook
 from integrations.events import submission_event
 from integrations.models import CREATED, Integration
-from integrations.validation import event_errors, invalid, url_errors
+from integrations.validation import event_errors, url_errors
 from pullapi.models import HOOKS, ApiKey
 from pullapi.services import readable_form_id
 from submissions.models import Submission

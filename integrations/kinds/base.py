@@ -12,6 +12,7 @@ from typing import Any
 from django import forms
 from django.template import Engine, Template
 
+from core.text import mask
 from integrations.clients import http
 
 
@@ -39,10 +40,6 @@ class Outcome:
     permanent: bool = False  # no retry will help
     disable: bool = False  # the receiver said the destination is gone (404/410)
     secrets: dict[str, Any] | None = None  # refreshed credentials to store
-
-
-def mask(secret: str) -> str:
-    return "****" + secret[-4:] if len(secret) > 4 else "****"
 
 
 def no_errors(_config: dict[str, Any]) -> dict[str, str]:

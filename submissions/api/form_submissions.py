@@ -1,5 +1,6 @@
-"""The owner's submission API: a form's folders, one submission's moves and deliveries, and
-the export. Its paths sit under the form's (``/api/v1/forms/{id}/submissions...``)."""
+"""The owner's submission API: a form's folders, one submission's moves, and the export. Its
+paths sit under the form's (``/api/v1/forms/{id}/submissions...``); a submission's deliveries
+are integrations' (integrations/views.py), on the same footing (``UnderForm``)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from rest_framework.response import Response
 from files.selectors import add_files
 from forms_app.models import Form
 from forms_app.selectors import form_lookup, forms_of
-from integrations.selectors import ledger_of
-from integrations.serializers import LedgerEntrySerializer
 from submissions import export
 from submissions.models import Status, Submission
 from submissions.representation import (
@@ -46,9 +45,10 @@ def query_params(serializer_class, request: Request) -> dict:
     return serializer.validated_data
 
 
-# Only routes under a form's detail path (a docstring here would become each operation's
-# description in the schema); the form itself is forms_app's API.
-class FormSubmissionViewSet(viewsets.GenericViewSet):
+# Only routes under a form's detail path, for the owner's forms (a docstring here, or in a
+# subclass, would become each operation's description in the schema); the form itself is
+# forms_app's API.
+class UnderForm(viewsets.GenericViewSet):
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self):
@@ -63,6 +63,8 @@ class FormSubmissionViewSet(viewsets.GenericViewSet):
         """One submission of this form, in either folder; 404 for any other."""
         return get_object_or_404(Submission, form=self.get_object(), pk=submission_id)
 
+
+class FormSubmissionViewSet(UnderForm):
     @extend_schema(
         request=None,
         parameters=[PageParams],
@@ -127,21 +129,6 @@ class FormSubmissionViewSet(viewsets.GenericViewSet):
     def mark_spam(self, request: Request, pk: str, submission_id: str) -> Response:
         marked = submission_mark_spam(submission=self.submission(submission_id))
         return Response(add_files([submission_json(marked, with_meta=True)], marked.form)[0])
-
-    @extend_schema(
-        request=None,
-        responses={200: LedgerEntrySerializer(many=True)},
-        summary="The delivery ledger: which integrations received a submission",
-    )
-    @action(
-        detail=True,
-        methods=["get"],
-        url_path=r"submissions/(?P<submission_id>[^/]+)/deliveries",
-        url_name="submission-deliveries",
-    )
-    def deliveries(self, request: Request, pk: str, submission_id: str) -> Response:
-        entries = ledger_of(self.submission(submission_id))
-        return Response(LedgerEntrySerializer(entries, many=True).data)
 
     @extend_schema(
         request=None,

@@ -226,6 +226,19 @@ def test_the_delivery_list_is_newest_first(admin_client, user, form):
     assert newest < middle < oldest
 
 
+def test_a_submissions_page_lists_its_deliveries(admin_client, user, form):
+    """The inline integrations adds to submissions' admin (submissions does not import it)."""
+    from tests.conftest import add_submission
+
+    integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/x"})
+    submission = add_submission(form, {"name": "Ada"})
+    delivery = Delivery.objects.get(submission=submission)
+
+    page = admin_client.get(f"/admin/submissions/submission/{submission.pk}/change/")
+
+    assert f"/admin/integrations/delivery/{delivery.pk}/change/" in page.content.decode()
+
+
 def test_the_admin_names_integrations_by_their_destination(admin_client, user, form):
     from datetime import UTC, datetime
 

@@ -206,7 +206,6 @@ KNOWN_APP_EDGES = {
     ("dashboard", "submissions"),
     ("files", "forms_app"),
     ("forms_app", "accounts"),
-    ("forms_app", "files"),
     ("integrations", "accounts"),
     ("integrations", "files"),
     ("integrations", "forms_app"),
@@ -220,9 +219,6 @@ KNOWN_APP_EDGES = {
     ("submissions", "accounts"),
     ("submissions", "files"),
     ("submissions", "forms_app"),
-    # admin's delivery inline, erasure's masking, lifecycle's mails (the store's deliveries go
-    # through submissions/hooks.py, which integrations fills)
-    ("submissions", "integrations"),
 }
 
 
@@ -239,28 +235,16 @@ def test_no_new_dependency_between_apps():
     assert not new, f"new dependencies between apps: {sorted(new)}, from {where}"
 
 
-# Pairs of apps that still import each other, both ways: being removed (issue 33), through
-# a hook in the app that is called (docs/architecture.md, "Hooks"). When a pair goes, delete
-# it here; no pair is ever added.
-KNOWN_MUTUAL_APPS = {
-    frozenset({"submissions", "integrations"}),
-    frozenset({"forms_app", "files"}),
-}
-
-
 def mutual_apps(edges: set[tuple[str, str]]) -> set[frozenset[str]]:
     return {frozenset(edge) for edge in edges if (edge[1], edge[0]) in edges}
 
 
 def test_no_two_apps_import_each_other():
-    new = mutual_apps(app_edges()) - KNOWN_MUTUAL_APPS
+    """An import circle between apps: each app's arrows point one way, to the apps it uses;
+    an app that must hear of another's events offers a hook (docs/architecture.md, "Hooks")."""
+    new = mutual_apps(app_edges())
     assert not new, (f"apps that import each other: {sorted(sorted(pair) for pair in new)}; "
                      "point the arrow one way, with a hook in the app that is called")
-
-
-def test_every_known_pair_of_apps_still_imports_each_other():
-    gone = KNOWN_MUTUAL_APPS - mutual_apps(app_edges())
-    assert not gone, f"delete them from KNOWN_MUTUAL_APPS: {sorted(sorted(p) for p in gone)}"
 
 
 def test_a_pair_in_both_directions_is_mutual():

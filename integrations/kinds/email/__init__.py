@@ -7,14 +7,10 @@ from typing import Any
 
 from django.utils.html import escape
 
+from core.text import CONTROL_CHARACTERS, email_address_error, has_control_characters
 from integrations.clients import email_provider
 from integrations.kinds.base import ConfigForm, Kind, Outcome, optional_text
 from integrations.kinds.email import autoresponse
-from integrations.validation import (
-    CONTROL_CHARACTERS,
-    email_address_error,
-    has_control_characters,
-)
 from submissions.representation import field_text
 
 SUBJECT = {"type": "string", "maxLength": 200}

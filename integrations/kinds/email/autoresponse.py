@@ -20,9 +20,9 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 
 from core import clock
+from core.text import CONTROL_CHARACTERS, has_control_characters
 from integrations.clients import email_provider
 from integrations.models import AutoresponseSent
-from integrations.validation import CONTROL_CHARACTERS, has_control_characters
 
 logger = logging.getLogger(__name__)
 
