@@ -1,5 +1,5 @@
 """The app the web server runs: Django's WSGI app behind the event-loop bridge
-(``config/serving``). Run it with gunicorn's ``-k edge.worker.Worker``."""
+(``edge/``). Run it with gunicorn's ``-k edge.worker.Worker``."""
 
 from django.conf import settings
 

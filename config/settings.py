@@ -369,7 +369,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # the contract: bodies over 10 M
 # A file part is a field like any other: up to the contract's 200 (Django's default is 100).
 DATA_UPLOAD_MAX_NUMBER_FILES = 200
 
-# The web server's edge (config/serving): how long a client may take to send a request's line
+# The web server's edge (edge/): how long a client may take to send a request's line
 # and headers, then its body, before it gets 408; and how many connections one web process
 # keeps open before it answers 503. Slow clients hold no thread, only a connection.
 SERVER_HEADER_TIMEOUT = env.integer("SERVER_HEADER_TIMEOUT", 10, minimum=1)

@@ -1,7 +1,7 @@
 """How many submissions a form's folder (inbox or spam) holds, without COUNT(*) over it.
 
 A folder's size is a checkpoint and a tail. ``FolderCount`` holds how many of the folder's rows
-are placed in the feed at or before its ``counted_upto`` (submissions/feed.py); the rest are
+are placed in the feed at or before its ``counted_upto`` (submissions/feed/); the rest are
 counted when read: the rows placed after it (stamped at or after its ``counted_before``, so the
 folder's index bounds them), and the few not placed yet. Intake, the hot path, writes nothing
 here: a new row is not placed yet, and is placed after every checkpoint there is.

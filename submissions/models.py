@@ -49,10 +49,10 @@ class Submission(models.Model):
         Form, on_delete=models.CASCADE, related_name="submissions", db_index=False
     )
     # Stamped by the database in the INSERT, and raised by the feed's sequencer to the newest
-    # stamp already in the feed when the row committed after a newer one (submissions/feed.py),
+    # stamp already in the feed when the row committed after a newer one (submissions/feed/),
     # so stamps never go down along the feed: a client syncing with `since` misses nothing.
     submitted_at = models.DateTimeField(db_default=DatabaseNow())
-    # The row's place in the feed, given after it committed (submissions/feed.py); null until
+    # The row's place in the feed, given after it committed (submissions/feed/); null until
     # then, and again after a rescue, which enters the feed anew.
     position = models.BigIntegerField(null=True, blank=True)
     # [[name, value], ...] in submitted order: a JSON object would lose the order in jsonb.
@@ -119,7 +119,7 @@ class Submission(models.Model):
 
 class FeedState(models.Model):
     """The feed's one row: the last position given and the newest stamp in the feed. Written
-    only by the sequencer, under its lock (submissions/feed.py)."""
+    only by the sequencer, under its lock (submissions/feed/)."""
 
     last_position = models.BigIntegerField(default=0)
     newest = models.DateTimeField()

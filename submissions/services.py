@@ -31,7 +31,7 @@ def submission_rescue(*, submission: Submission) -> Submission:
     """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
     submitted_at becomes now and it leaves its place in the feed, to be placed anew after
-    every row there (submissions/feed.py), so incremental pull syncs (which read past their
+    every row there (submissions/feed/), so incremental pull syncs (which read past their
     cursor) see it; received_at keeps the first arrival. One already in the inbox stays as it
     is. One that was in the inbox before it was marked spam was counted then, and is not
     counted again; it is delivered only to the integrations that have no delivery of it yet.
