@@ -165,6 +165,31 @@ def test_a_recount_racing_an_operator_reset_leaves_the_reset_counter(owner_api, 
     assert quota.used(form.owner_id) == LIMIT
 
 
+def test_a_request_finding_the_counter_seeded_meanwhile_takes_no_lock(public, form,
+                                                                      monkeypatch):
+    """In a burst with no counter, each request found none and queued on the month's locks
+    in turn, only to leave them be; past the lock bound the last ones got 503. One that finds
+    a counter seeded meanwhile now leaves at once; one whose counter the record has moved
+    past still seeds, under the locks."""
+    assert submit(public, form, {"n": "first"}).status_code == 200  # seeds the counter
+    locked = []
+    month_locked = quota.month_locked
+
+    def spy(*args):
+        locked.append(args)
+        return month_locked(*args)
+
+    monkeypatch.setattr(quota, "month_locked", spy)
+    client, month = redis.client(), current_month()
+    generation = int(client.get(f"{counter_key(form)}:generation"))
+
+    in_redis._seed(client, form.owner_id, month)
+    assert locked == []
+    in_redis._seed(client, form.owner_id, month, fenced=generation)
+    assert len(locked) == 1
+    assert ten_more(public, form) == LIMIT - 1
+
+
 def test_a_flush_mid_month_with_nothing_running(public, form):
     use(form, 3)
     assert submit(public, form, {"n": "first"}).status_code == 200

@@ -164,12 +164,19 @@ def _recount(client, user_id, month: date) -> int:
     return int(_script(client, RECOUNT)(keys=keys, args=args))
 
 
-def _seed(client, user_id, month: date) -> None:
+def _seed(client, user_id, month: date, fenced: int | None = None) -> None:
     """A missing counter (or one the record has moved past): the record moves to a new
     generation and is read under it, and the counter is set while the record is locked; from
     then on nothing admitted before can store. Requests that found no counter at the same
     moment queue on the record's locks; the first seeds, and the others find its counter and
-    leave it be (each seeding would fence off what the one before admitted)."""
+    leave it be (each seeding would fence off what the one before admitted).
+
+    A request that finds a counter already there (of another generation than ``fenced``, the
+    one the record has moved past) leaves at once, without the locks: in a burst at a month's
+    start, every request queued on them in turn, and past the lock bound the last got 503."""
+    seeded, generation = _counter_in_redis(client, user_id, month)
+    if seeded and generation != fenced:
+        return
     with quota.month_locked(user_id, month) as record:
         seeded, generation = _counter_in_redis(client, user_id, month)
         if seeded and generation == record.generation:
@@ -228,7 +235,7 @@ def _reserve_in_redis(client, ticket: Ticket, fenced: int | None = None) -> Tick
             quota.KEY_TTL_SECONDS, "" if fenced is None else fenced]
     answer, generation = _script(client)(keys=keys, args=args)
     if answer == NOT_SEEDED:
-        _seed(client, user_id, month)
+        _seed(client, user_id, month, fenced)
         answer, generation = _script(client)(keys=keys, args=args)
     _seeded_or_busy(answer)
     if answer == OVER_QUOTA:
