@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.generics import get_object_or_404
+from rest_framework.metadata import SimpleMetadata
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -48,8 +49,17 @@ def query_params(serializer_class, request: Request) -> dict:
 # Only routes under a form's detail path, for the owner's forms (a docstring here, or in a
 # subclass, would become each operation's description in the schema); the form itself is
 # forms_app's API.
+class NoActionsMetadata(SimpleMetadata):
+    """OPTIONS names the view and what it takes and gives; no serializer form: these views'
+    inputs are described by the schema, and they have no serializer class to describe."""
+
+    def determine_actions(self, request, view) -> dict:
+        return {}
+
+
 class UnderForm(viewsets.GenericViewSet):
     lookup_value_regex = "[^/]+"
+    metadata_class = NoActionsMetadata
 
     def get_queryset(self):
         return forms_of(self.request.user)
