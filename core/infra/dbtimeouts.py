@@ -183,7 +183,9 @@ def _cut_statement(execute, sql, params, many, context):
             # The lock bound too: a deferred foreign key is checked at the commit that ends
             # an autocommit statement, where PostgreSQL has already stopped its timer.
             lock = min(wanted, LOCK_MS)
-            with db.connection.cursor() as cursor:
+            # Django's error classes, as for the statement itself: a failure here (an aborted
+            # transaction, a lost connection) must be the same 503, not a driver's error.
+            with db.wrap_database_errors, db.connection.cursor() as cursor:
                 cursor.execute(CUT_SQL, [f"{wanted}ms", f"{lock}ms"])
             db.formflow_statement_cut = wanted < STATEMENT_MS
     return execute(sql, params, many, context)

@@ -360,3 +360,24 @@ def test_no_sqlite_wait_runs_past_the_requests_own_deadline(form, sqlite_file, m
 
     assert response.status_code == 503
     assert took < 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_cut_that_fails_raises_djangos_error(bounded_sessions, monkeypatch):
+    """The tail's cut runs before the statement, on the driver's cursor: in an aborted
+    transaction it fails first, and must fail as Django's error (the contract's 503), not
+    the driver's (a 500)."""
+    from django.db import DatabaseError, transaction
+
+    from core.infra import dbtimeouts
+
+    monkeypatch.setattr(dbtimeouts, "REQUEST_WAITS_END", 0.0)
+    dbtimeouts._began()
+    try:
+        with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+            with pytest.raises(DatabaseError):
+                cursor.execute("SELECT 1 / 0")
+            cursor.execute("SELECT 1")
+    finally:
+        dbtimeouts._ended()
