@@ -115,12 +115,36 @@ class LockedMonth:
         """Move the generation past the record's and ``past`` (the highest a counter was
         seeded under): a submission admitted under an older one is not stored from now on.
         ``reset``: zero the record too (an operator's action)."""
-        self.generation = max(self.generation, past) + 1
+        self.generation = unused_generation(max(self.generation, past) + 1)
         rows = UsageShard.objects.filter(user_id=self.user_id, month=self.month)
         rows.update(generation=self.generation, **({"count": 0} if reset else {}))
         if reset:
             self.recorded = 0
         return self.generation
+
+
+# A sequence (PostgreSQL; accounts/migrations/0015) that every generation is drawn from.
+GENERATIONS = "accounts_usage_generation"
+
+
+def unused_generation(at_least: int) -> int:
+    """A generation no seeding has handed out before, ``at_least`` or more. A seeding sets its
+    counter in Redis before it commits; if the commit then fails (a lost connection, a killed
+    process, the counter's answer lost to a timeout), the counter stays under a generation the
+    record never reached, and requests are admitted under it. Handing that generation out
+    again (after a flush, or by the database's fence, which does not see Redis) would let
+    them store under a counter that never counted them. A sequence is not rolled back.
+
+    Elsewhere (SQLite, which serves without Redis) the record's next one."""
+    if connection.vendor != "postgresql":
+        return at_least
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT CASE WHEN drawn >= %s THEN drawn ELSE setval(%s::regclass, %s) END "
+            "FROM (SELECT nextval(%s::regclass) AS drawn) AS next",
+            [at_least, GENERATIONS, at_least, GENERATIONS],
+        )
+        return cursor.fetchone()[0]
 
 
 @contextmanager

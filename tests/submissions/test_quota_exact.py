@@ -8,7 +8,7 @@ posts. The accepted ones must fill the limit exactly, never pass it."""
 import threading
 
 import pytest
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.test import Client
 
 from accounts import quota
@@ -478,5 +478,60 @@ def test_a_rescue_running_through_an_operator_reset_is_counted_live(public, form
     monkeypatch.setattr(admission, "admit_rescue", admitted_then_reset)
     submission_rescue(submission=Submission.objects.get(pk=held.pk))
 
+    assert inbox() == LIMIT
+    assert quota.used(form.owner_id) == LIMIT
+
+
+def test_a_seeding_that_failed_to_commit_leaves_its_generation_to_no_one(public, form,
+                                                                         monkeypatch):
+    """A seeding that set the counter and then failed to commit (its connection lost, its
+    process killed) leaves a counter under a generation the record never reached. Requests
+    are admitted under it; after a flush the next seeding must not hand out that generation
+    again: a request admitted under the first counter would store under the second, which
+    never counted it. Limit 5, 3 used, then the one in flight and one more: 0 of 10."""
+    use(form, 3)
+    publish = in_redis._publish
+
+    def published_then_failed(*args, **kwargs):
+        publish(*args, **kwargs)
+        monkeypatch.setattr(in_redis, "_publish", publish)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(in_redis, "_publish", published_then_failed)
+    assert submit(public, form, {"n": "seeding failed"}).status_code == 503
+
+    def flushed_and_seeded_again():
+        redis.client().flushdb()
+        another_request_seeds_again(form)
+
+    during_admission(monkeypatch, flushed_and_seeded_again)
+    assert submit(public, form, {"in": "flight"}).status_code == 200
+
+    assert ten_more(public, form) == 0
+    assert inbox() == LIMIT
+    assert quota.used(form.owner_id) == LIMIT
+
+
+def test_a_seeding_whose_answer_was_lost_is_not_matched_by_the_database_fence(public, form,
+                                                                              monkeypatch):
+    """Redis ran the seeding's script but its answer never came (the call timed out): the
+    seeding rolled back, the request was counted by the database, which moved the record to
+    a new generation to fence off what Redis holds. That generation must not be the one the
+    lost script set beside the counter, or another web process (with no debt to pay Redis)
+    admits under a counter that missed the database's count. Limit 5, 3 used: 1 more."""
+    use(form, 3)
+    publish = in_redis._publish
+
+    def published_then_timed_out(*args, **kwargs):
+        publish(*args, **kwargs)
+        monkeypatch.setattr(in_redis, "_publish", publish)
+        raise redis.Unavailable("Timeout reading from socket")
+
+    monkeypatch.setattr(in_redis, "_publish", published_then_timed_out)
+    assert submit(public, form, {"n": "counted by the database"}).status_code == 200
+    redis.recovered()
+    in_redis._stale_quotas.clear()  # the posts below come from another web process
+
+    assert ten_more(public, form) == 1
     assert inbox() == LIMIT
     assert quota.used(form.owner_id) == LIMIT
