@@ -187,7 +187,10 @@ def _cut_statement(execute, sql, params, many, context):
             # transaction, a lost connection) must be the same 503, not a driver's error.
             with db.wrap_database_errors, db.connection.cursor() as cursor:
                 cursor.execute(CUT_SQL, [f"{wanted}ms", f"{lock}ms"])
-            db.formflow_statement_cut = wanted < STATEMENT_MS
+            # Put back inside a transaction, the bounds are put back again by the next
+            # statement: a rollback would take them back to the cut, for every request after
+            # on this kept connection.
+            db.formflow_statement_cut = wanted < STATEMENT_MS or not db.get_autocommit()
     return execute(sql, params, many, context)
 
 

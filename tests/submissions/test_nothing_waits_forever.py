@@ -381,3 +381,37 @@ def test_a_cut_that_fails_raises_djangos_error(bounded_sessions, monkeypatch):
             cursor.execute("SELECT 1")
     finally:
         dbtimeouts._ended()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_bounds_put_back_in_a_transaction_that_rolls_back_are_put_back_again(
+    bounded_sessions, monkeypatch
+):
+    """A request cut in its tail leaves its kept connection (CONN_MAX_AGE) at the tail's
+    bounds, and the next request's first statement puts them back. When that statement
+    runs in a transaction that then rolls back, the rollback takes the restore with it: the
+    connection was left at 100 ms for every request after."""
+    from django.db import transaction
+
+    from core.infra import dbtimeouts
+
+    tail = dbtimeouts.REQUEST_WAITS_END
+    monkeypatch.setattr(dbtimeouts, "REQUEST_WAITS_END", 0.0)
+    dbtimeouts._began()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")  # in the tail: cut to 100 ms
+    finally:
+        dbtimeouts._ended()
+    monkeypatch.setattr(dbtimeouts, "REQUEST_WAITS_END", tail)
+
+    dbtimeouts._began()  # the next request, on the same connection
+    try:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+            raise RuntimeError("a failure that rolls the transaction back")
+        assert [setting("statement_timeout"), setting("lock_timeout")] == ["10s", "5s"]
+    finally:
+        dbtimeouts._ended()
