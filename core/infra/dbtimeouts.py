@@ -31,7 +31,10 @@ may rightly run long.
 A worker's writes (claims, attempts, delivered marks) commit without waiting for the disk
 (``commit_worker_writes_asynchronously``). A crash of PostgreSQL can lose the last few of them,
 which only makes a delivery due again (webhook-ids let receivers drop a repeat); submissions,
-written by the web processes, keep waiting for the disk.
+written by the web processes, keep waiting for the disk. Behind a pooler in transaction mode
+(DATABASE_SESSION_TIMEOUTS=false) that setting would reach the web's transactions through the
+pooler's shared server connections, so it is not made (give the workers a role of their own
+with ``ALTER ROLE ... SET synchronous_commit = off`` to keep it).
 
 With PgBouncer in transaction mode a session setting would leak to other clients: set
 DATABASE_SESSION_TIMEOUTS=false and put the same settings on the database role (``ALTER ROLE
@@ -105,7 +108,9 @@ def commit_worker_writes_asynchronously() -> None:
 
 
 def _commit_asynchronously(sender, connection, **_kwargs) -> None:
-    if connection.vendor == "postgresql":
+    # Behind a pooler in transaction mode a session setting would go on to the web's
+    # transactions, whose submissions must wait for the disk: left to the worker's role.
+    if connection.vendor == "postgresql" and settings.DATABASE_SESSION_TIMEOUTS:
         with connection.cursor() as cursor:
             cursor.execute("SET synchronous_commit TO off")
 

@@ -80,3 +80,24 @@ def test_a_worker_commits_without_waiting_for_the_disk_and_the_web_does_not(db):
     finally:
         worker.close()
         connection_created.disconnect(dbtimeouts._commit_asynchronously)
+
+
+def test_behind_a_pooler_a_worker_sets_nothing_on_the_session(db, settings):
+    """Behind a pooler in transaction mode (DATABASE_SESSION_TIMEOUTS=false) a session
+    setting outlives the transaction and goes to whichever client the server connection
+    serves next: a web process's submission would then commit without waiting for the disk
+    too. The worker leaves its sessions as they are."""
+    from django.db import connections
+    from django.db.backends.signals import connection_created
+
+    from config import celery
+    from core.infra import dbtimeouts
+
+    settings.DATABASE_SESSION_TIMEOUTS = False
+    celery._asynchronous_commits()
+    worker = connections.create_connection("default")
+    try:
+        assert synchronous_commit(worker) == "on"
+    finally:
+        worker.close()
+        connection_created.disconnect(dbtimeouts._commit_asynchronously)
