@@ -29,7 +29,7 @@ from django.db import connection, transaction
 from django.db.models import Max, Sum
 
 from accounts.models import UsageShard, User, current_month
-from core.infra import rawsql
+from core.infra import rawsql, sequences
 
 SHARDS = 16
 # Long enough to outlive its month; a missing key is seeded again from the record.
@@ -133,18 +133,8 @@ def unused_generation(at_least: int) -> int:
     process, the counter's answer lost to a timeout), the counter stays under a generation the
     record never reached, and requests are admitted under it. Handing that generation out
     again (after a flush, or by the database's fence, which does not see Redis) would let
-    them store under a counter that never counted them. A sequence is not rolled back.
-
-    Elsewhere (SQLite, which serves without Redis) the record's next one."""
-    if connection.vendor != "postgresql":
-        return at_least
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT CASE WHEN drawn >= %s THEN drawn ELSE setval(%s::regclass, %s) END "
-            "FROM (SELECT nextval(%s::regclass) AS drawn) AS next",
-            [at_least, GENERATIONS, at_least, GENERATIONS],
-        )
-        return cursor.fetchone()[0]
+    them store under a counter that never counted them. A sequence is not rolled back."""
+    return sequences.draw_at_least(GENERATIONS, at_least)
 
 
 @contextmanager

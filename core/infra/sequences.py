@@ -1,0 +1,23 @@
+"""Numbers drawn from a database sequence: never handed out twice, even by a transaction that
+rolls back (PostgreSQL does not take a ``nextval`` back).
+
+SQLite has no sequences; there the caller's own next number is answered, which is enough for
+what runs on it: one machine, without Redis (accounts/quota.py, the only user).
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+
+def draw_at_least(sequence: str, at_least: int) -> int:
+    """The sequence's next number, moved up to ``at_least`` first if it is behind."""
+    if connection.vendor != "postgresql":
+        return at_least
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT CASE WHEN drawn >= %s THEN drawn ELSE setval(%s::regclass, %s) END "
+            "FROM (SELECT nextval(%s::regclass) AS drawn) AS next",
+            [at_least, sequence, at_least, sequence],
+        )
+        return cursor.fetchone()[0]
