@@ -54,12 +54,14 @@ def _bounded_sessions(**_kwargs) -> None:
     bound_worker_sessions()
 
 
-@signals.worker_process_init.connect
+@signals.worker_init.connect
 def _yield_to_intake(**_kwargs) -> None:
-    """Delivery yields the CPU to intake where both share a machine (dev.py start, one-box
-    installs): deliveries wait durably in the outbox, a visitor posting a form does not. Under a
-    flood, intake keeps its pace and deliveries catch up right after; on a machine of their
-    own workers run at full speed all the same. CELERY_WORKER_NICE=0 turns it off."""
+    """Delivery takes only the CPU that intake leaves, where both share a machine (dev.py
+    start, one-box installs): deliveries wait durably in the outbox, a visitor posting a form
+    does not. Set in the worker's main process before its pool starts, so the pool, the
+    embedded beat and the consumer all inherit it. Under a flood intake keeps its pace and
+    deliveries run in the gaps, catching up when it ends; on a machine of their own workers
+    run at full speed all the same. CELERY_WORKER_NICE=0 turns it off."""
     from django.conf import settings
 
     os.nice(settings.CELERY_WORKER_NICE)

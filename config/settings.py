@@ -327,7 +327,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # and config.celery closes only unusable or expired ones (CONN_MAX_AGE), as a request does.
 CELERY_DB_REUSE_MAX = 1_000_000
 # How much delivery workers yield the CPU to web processes on the same machine (config.celery).
-CELERY_WORKER_NICE = env.integer("CELERY_WORKER_NICE", 10, minimum=0)
+CELERY_WORKER_NICE = env.integer("CELERY_WORKER_NICE", 19, minimum=0)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Beat's own loop stamps a heartbeat that /readyz reads (operations/beat.py).
 CELERY_BEAT_SCHEDULER = "operations.beat:HeartbeatScheduler"

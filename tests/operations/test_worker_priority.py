@@ -1,0 +1,88 @@
+"""A worker yields the CPU to the web processes on a shared machine: the worker's main process
+and every process of its pool run at CELERY_WORKER_NICE (config/celery.py), so under a flood
+intake keeps the CPU and deliveries use what it leaves."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import procfile  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def environment(tmp_path):
+    """The embedded setup (SQLite, the filesystem broker) in a folder of its own."""
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL",
+                           "DJANGO_SETTINGS_MODULE", "CELERY_WORKER_NICE")}
+    return {**env, "DATA_DIR": str(tmp_path), "WORKER_CONCURRENCY": "2", "LOG_LEVEL": "WARNING"}
+
+
+def niceness(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def worker_niceness(env: dict) -> tuple[int, list[int]]:
+    """The niceness of a worker started from the Procfile, and of its pool's processes."""
+    process = subprocess.Popen(procfile.command("worker", env=env, bin_dir=BIN), cwd=ROOT,
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(children(process.pid)) < 2:
+            assert process.poll() is None, "the worker exited"
+            assert time.monotonic() < deadline, "the worker's pool did not start"
+            time.sleep(0.2)
+        return niceness(process.pid), [niceness(pid) for pid in children(process.pid)]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def test_the_worker_and_its_pool_run_at_the_lowest_priority_by_default(environment):
+    main, pool = worker_niceness(environment)
+
+    assert main == 19
+    assert pool == [19, 19]
+
+
+def test_celery_worker_nice_sets_how_much_they_yield(environment):
+    base = os.nice(0)
+    main, pool = worker_niceness({**environment, "CELERY_WORKER_NICE": "5"})
+
+    assert main == min(19, base + 5)
+    assert pool == [main, main]
+
+
+def test_celery_worker_nice_zero_leaves_them_as_started(environment):
+    main, pool = worker_niceness({**environment, "CELERY_WORKER_NICE": "0"})
+
+    assert main == os.nice(0)
+    assert pool == [main, main]
