@@ -34,7 +34,13 @@ class Answer:
 class EdgeServer:
     def __init__(self, threads: int, access_log: bool = False, loop: str = "asyncio") -> None:
         from config.wsgi import application
+        from core.infra import dbtimeouts
         from files.receiving import LARGEST_BODY
+
+        # Bound as a web process's sessions are, for this server's life only: config.wsgi
+        # binds them once, at its first import, and they would stay bound for every test
+        # after this one, which then ran under other bounds than when run alone.
+        dbtimeouts.bound_web_sessions()
 
         self.bridge = WsgiBridge(application, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, threads,
                                  upload_limit=LARGEST_BODY)
@@ -61,6 +67,9 @@ class EdgeServer:
         self.thread.join(10)
         self.sock.close()
         self._close_thread_connections()
+        from core.infra import dbtimeouts
+
+        dbtimeouts.unbind_sessions()
 
     def _close_thread_connections(self) -> None:
         # Each pool thread keeps a database connection, which would keep the test database

@@ -249,3 +249,24 @@ def test_an_answer_has_no_server_header_and_one_content_length(edge):
         conn.sendall(request("GET", "/healthz"))
         head = read_all(conn).split(b"\r\n\r\n")[0].lower()
     assert head.count(b"content-length") == 1
+
+
+def test_a_stopped_server_leaves_no_session_bounds_to_later_tests(edge):
+    """The server binds the web's session bounds as a web process does, and takes them back
+    when it stops: later tests run under the same bounds in any order."""
+    from django.core.signals import request_started
+    from django.db.backends.signals import connection_created
+
+    from core.infra import dbtimeouts
+
+    def bound() -> set:
+        uids = {key[0] for key, *_ in connection_created.receivers}
+        uids |= {key[0] for key, *_ in request_started.receivers}
+        return uids & {dbtimeouts.DISPATCH_UID, dbtimeouts.SQLITE_DISPATCH_UID,
+                       dbtimeouts.CUT_DISPATCH_UID, dbtimeouts.REQUEST_DISPATCH_UID}
+
+    assert dbtimeouts.REQUEST_DISPATCH_UID in bound()
+    edge.stop()
+    edge.stop = lambda: None  # the fixture's own stop, already done
+
+    assert bound() == set()
