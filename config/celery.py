@@ -65,6 +65,24 @@ def _yield_to_intake(**_kwargs) -> None:
     from django.conf import settings
 
     os.nice(settings.CELERY_WORKER_NICE)
+    if settings.CELERY_WORKER_NICE and os.getsid(0) == os.getpid():
+        _lower_session_group(settings.CELERY_WORKER_NICE)
+
+
+def _lower_session_group(nice: int) -> None:
+    """Where Linux groups processes by session for the scheduler (autogroup, on by default
+    on many distributions), a process's nice orders it only within its own session: a worker
+    that leads a session of its own (a systemd unit, a process manager's child) would still
+    take its full share against the web's session. The group's nice ranks the session as a
+    whole; raising it needs no privilege. Nothing to do where autogroup is off or absent."""
+    try:
+        with open("/proc/self/autogroup", "w") as group:
+            group.write(str(nice))
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        logging.getLogger(__name__).info("The worker's session group keeps its priority: %s",
+                                         error)
 
 
 @signals.worker_process_init.connect

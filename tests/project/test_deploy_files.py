@@ -38,6 +38,10 @@ def test_compose_runs_web_worker_and_beat_from_the_image_with_postgres_and_redis
         # Every command is a Procfile line's name (after the entry point's --migrate).
         assert service["command"][-1] in procfile.entries()
     assert services["web"]["ports"] == ["127.0.0.1:${PORT:-8000}:8000"]
+    # Containers are scheduled as groups, where nice does not reach: deliveries take what the
+    # web leaves by their share, the lowest there is.
+    assert services["worker"]["cpu_shares"] == 2
+    assert "cpu_shares" not in services["web"]
 
 
 def test_the_image_is_non_root_from_the_runtime_lock_and_runs_the_procfile():
