@@ -17,12 +17,6 @@ from integrations.models import TEST, Delivery, DeliveryState
 
 logger = logging.getLogger(__name__)
 
-# Plain successes are recorded together, one pair of statements for many, but no later than
-# this after the first unrecorded one: a worker that dies mid-batch sends again only what it
-# sent in its last moment. A worker yielding the CPU to intake (config/celery.py) can spend
-# seconds on one batch during a flood, and a kill then repeated every success of the batch.
-RECORD_WITHIN_SECONDS = 0.1
-
 
 def delivery_run(delivery_id) -> Delivery | None:
     """Make one attempt at a delivery if it can be claimed; return it as it then stands."""
@@ -33,16 +27,11 @@ def delivery_run(delivery_id) -> Delivery | None:
 
 def deliveries_attempt(claim: Claim) -> list[Delivery]:
     """One attempt at each delivery the claim still holds, each recorded as it ends except
-    plain successes, which are recorded together (within RECORD_WITHIN_SECONDS, and at the
-    end). The deliveries attempted, as they then stand."""
-    attempted: list[Delivery] = []
-    succeeded: list[record.Result] = []
-    first_unrecorded = 0.0  # when the oldest success not yet recorded ended (monotonic)
+    plain successes, which are recorded together at the end. The deliveries attempted, as
+    they then stand."""
+    attempted, succeeded = [], []
     lease = Lease(claim)
     for delivery in claimed_deliveries(claim):
-        if succeeded and time.monotonic() - first_unrecorded >= RECORD_WITHIN_SECONDS:
-            record.record_successes(succeeded)
-            succeeded = []
         lease.keep()
         if not lease.holds(delivery):
             continue  # re-queued by the sweeper after its lease lapsed: not ours to send
@@ -52,8 +41,6 @@ def deliveries_attempt(claim: Claim) -> list[Delivery]:
             continue
         outcome, started, duration_ms = send(delivery)
         if outcome.ok and outcome.secrets is None:
-            if not succeeded:
-                first_unrecorded = time.monotonic()
             succeeded.append((delivery, outcome, started, duration_ms))
         else:
             record.retry_soon(record.record_attempt(delivery, outcome, started, duration_ms))

@@ -330,35 +330,3 @@ def test_a_row_whose_lease_lapsed_mid_batch_is_not_sent_by_the_old_claim(user, f
 
     assert sent == []
     assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.IN_PROGRESS}
-
-
-def test_a_worker_dying_late_in_a_slow_batch_sends_again_only_its_last_moments(
-        user, form, monkeypatch):
-    """Plain successes are recorded together, but within RECORD_WITHIN_SECONDS: a worker that
-    spends long on a batch (one yielding the CPU to intake during a flood) and then dies has
-    recorded what it sent before, and only the last moment's deliveries go out again."""
-
-    class Killed(BaseException):
-        """The worker's process ending mid-attempt (SIGKILL): nothing after it runs."""
-
-    sent = []
-
-    def slow_send(delivery):
-        if len(sent) == 3:
-            raise Killed()
-        sent.append(delivery.pk)
-        time.sleep(0.15)
-        return Outcome(True, 200), dbclock.now(), 150
-
-    monkeypatch.setattr(attempt, "send", slow_send)
-    integration_create(owner=user, type="WEBHOOK", config={"url": "https://hooks.example.com/"})
-    for n in range(4):
-        add_submission(form, {"n": str(n)})
-
-    with pytest.raises(Killed):
-        attempt.deliveries_attempt(claim.deliveries_claim_batch(10))
-
-    delivered = set(Delivery.objects.filter(state=DeliveryState.DELIVERED)
-                    .values_list("pk", flat=True))
-    assert delivered == set(sent[:2])  # the third ended under 0.1 s before the fourth began
-    assert DeliveryAttempt.objects.count() == 2
