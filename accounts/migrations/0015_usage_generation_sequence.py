@@ -5,23 +5,18 @@ generation recorded so far."""
 
 from django.db import migrations
 
+from core.infra import sequences
+
 SEQUENCE = "accounts_usage_generation"
 
 
 def create(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(f"CREATE SEQUENCE IF NOT EXISTS {SEQUENCE} AS bigint")
-    schema_editor.execute(
-        f"SELECT setval('{SEQUENCE}', COALESCE(max(generation), 0) + 1, false) "
-        "FROM accounts_usageshard"
-    )
+    sequences.create(schema_editor, SEQUENCE,
+                     past="SELECT max(generation) FROM accounts_usageshard")
 
 
 def drop(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute(f"DROP SEQUENCE IF EXISTS {SEQUENCE}")
+    sequences.drop(schema_editor, SEQUENCE)
 
 
 class Migration(migrations.Migration):

@@ -103,14 +103,15 @@ def bound_worker_sessions() -> None:
 
 
 def commit_worker_writes_asynchronously() -> None:
-    """Called in each worker pool process as it starts (config/celery.py)."""
-    connection_created.connect(_commit_asynchronously, weak=False)
+    """Called in each worker pool process as it starts (config/celery.py). Like the bounds,
+    not behind a pooler in transaction mode: there a session setting would go on to the
+    web's transactions, whose submissions must wait for the disk (left to the worker's role)."""
+    if settings.DATABASE_SESSION_TIMEOUTS:
+        connection_created.connect(_commit_asynchronously, weak=False)
 
 
 def _commit_asynchronously(sender, connection, **_kwargs) -> None:
-    # Behind a pooler in transaction mode a session setting would go on to the web's
-    # transactions, whose submissions must wait for the disk: left to the worker's role.
-    if connection.vendor == "postgresql" and settings.DATABASE_SESSION_TIMEOUTS:
+    if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET synchronous_commit TO off")
 

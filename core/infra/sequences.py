@@ -2,7 +2,8 @@
 rolls back (PostgreSQL does not take a ``nextval`` back).
 
 SQLite has no sequences; there the caller's own next number is answered, which is enough for
-what runs on it: one machine, without Redis (accounts/quota.py, the only user).
+what runs on it: one machine, without Redis (accounts/quota.py, the only user). Creating and
+dropping a sequence (for migrations) likewise does nothing there.
 """
 
 from __future__ import annotations
@@ -21,3 +22,18 @@ def draw_at_least(sequence: str, at_least: int) -> int:
             [at_least, sequence, at_least, sequence],
         )
         return cursor.fetchone()[0]
+
+
+def create(schema_editor, sequence: str, past: str) -> None:
+    """Create ``sequence`` (a migration's step), starting after the value of the SQL
+    expression ``past`` (a subquery such as the highest number handed out so far)."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    schema_editor.execute(f"CREATE SEQUENCE IF NOT EXISTS {sequence} AS bigint")
+    schema_editor.execute(f"SELECT setval('{sequence}', COALESCE(({past}), 0) + 1, false)")
+
+
+def drop(schema_editor, sequence: str) -> None:
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    schema_editor.execute(f"DROP SEQUENCE IF EXISTS {sequence}")

@@ -61,25 +61,32 @@ def synchronous_commit(wrapper) -> str:
         return cursor.fetchone()[0]
 
 
-def test_a_worker_commits_without_waiting_for_the_disk_and_the_web_does_not(db):
+def worker_synchronous_commit() -> str:
+    """``synchronous_commit`` on a connection a worker's pool process opens."""
     from django.db import connections
     from django.db.backends.signals import connection_created
 
     from config import celery
     from core.infra import dbtimeouts
 
+    celery._asynchronous_commits()  # a worker's pool process runs it first
+    worker = connections.create_connection("default")
+    try:
+        return synchronous_commit(worker)
+    finally:
+        worker.close()
+        connection_created.disconnect(dbtimeouts._commit_asynchronously)
+
+
+def test_a_worker_commits_without_waiting_for_the_disk_and_the_web_does_not(db):
+    from django.db import connections
+
     web = connections.create_connection("default")
     try:
         assert synchronous_commit(web) == "on"  # submissions wait for the disk
     finally:
         web.close()
-    celery._asynchronous_commits()  # a worker's pool process runs it first
-    worker = connections.create_connection("default")
-    try:
-        assert synchronous_commit(worker) == "off"
-    finally:
-        worker.close()
-        connection_created.disconnect(dbtimeouts._commit_asynchronously)
+    assert worker_synchronous_commit() == "off"
 
 
 def test_behind_a_pooler_a_worker_sets_nothing_on_the_session(db, settings):
@@ -87,17 +94,6 @@ def test_behind_a_pooler_a_worker_sets_nothing_on_the_session(db, settings):
     setting outlives the transaction and goes to whichever client the server connection
     serves next: a web process's submission would then commit without waiting for the disk
     too. The worker leaves its sessions as they are."""
-    from django.db import connections
-    from django.db.backends.signals import connection_created
-
-    from config import celery
-    from core.infra import dbtimeouts
-
     settings.DATABASE_SESSION_TIMEOUTS = False
-    celery._asynchronous_commits()
-    worker = connections.create_connection("default")
-    try:
-        assert synchronous_commit(worker) == "on"
-    finally:
-        worker.close()
-        connection_created.disconnect(dbtimeouts._commit_asynchronously)
+
+    assert worker_synchronous_commit() == "on"

@@ -2,52 +2,25 @@
 own lines and the access log) and Celery's beat and worker, not only Django's loggers."""
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import procfile  # noqa: E402
-import stack  # noqa: E402
-
-BIN = Path(sys.executable).parent
+from tests.operations.processes import stack, started
 
 
 @pytest.fixture
-def environment(tmp_path):
-    """The embedded setup (SQLite, the filesystem broker) in a folder of its own."""
-    env = {name: value for name, value in os.environ.items()
-           if name not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL",
-                           "DJANGO_SETTINGS_MODULE")}
-    return {**env, "DATA_DIR": str(tmp_path), "LOG_FORMAT": "json", "WEB_CONCURRENCY": "1",
+def environment(embedded_environment):
+    return {**embedded_environment, "LOG_FORMAT": "json", "WEB_CONCURRENCY": "1",
             "PORT": str(stack.free_port()), "BIND_HOST": "127.0.0.1"}
 
 
 def run(name: str, env: dict, tmp_path: Path, while_running) -> tuple[str, str]:
     out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = subprocess.Popen(procfile.command(name, env=env, bin_dir=BIN), cwd=ROOT,
-                                   env=env, stdout=stdout, stderr=stderr,
-                                   start_new_session=True)
-        try:
-            while_running()
-        finally:
-            # To the main process alone, as systemd's KillMode=mixed does (the units'), so a
-            # worker stops its own pool.
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+    with out.open("wb") as stdout, err.open("wb") as stderr, started(name, env, stdout, stderr):
+        while_running()
     return out.read_text(), err.read_text()
 
 

@@ -3,29 +3,17 @@ and every process of its pool run at CELERY_WORKER_NICE (config/celery.py), so u
 intake keeps the CPU and deliveries use what it leaves."""
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import procfile  # noqa: E402
-
-BIN = Path(sys.executable).parent
+from tests.operations.processes import started
 
 
 @pytest.fixture
-def environment(tmp_path):
-    """The embedded setup (SQLite, the filesystem broker) in a folder of its own."""
-    env = {name: value for name, value in os.environ.items()
-           if name not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL",
-                           "DJANGO_SETTINGS_MODULE", "CELERY_WORKER_NICE")}
-    return {**env, "DATA_DIR": str(tmp_path), "WORKER_CONCURRENCY": "2", "LOG_LEVEL": "WARNING"}
+def environment(embedded_environment):
+    return {**embedded_environment, "WORKER_CONCURRENCY": "2", "LOG_LEVEL": "WARNING"}
 
 
 def niceness(pid: int) -> int:
@@ -57,10 +45,7 @@ def worker_niceness(env: dict) -> tuple[int, list[int], int | None]:
     """The niceness of a worker started from the Procfile in a session of its own (as a
     systemd unit or a process manager starts it), of its pool's processes, and of its
     session's scheduling group."""
-    process = subprocess.Popen(procfile.command("worker", env=env, bin_dir=BIN), cwd=ROOT,
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    try:
+    with started("worker", env) as process:
         deadline = time.monotonic() + 60
         while len(children(process.pid)) < 2:
             assert process.poll() is None, "the worker exited"
@@ -68,13 +53,6 @@ def worker_niceness(env: dict) -> tuple[int, list[int], int | None]:
             time.sleep(0.2)
         return (niceness(process.pid), [niceness(pid) for pid in children(process.pid)],
                 group_niceness(process.pid))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def test_the_worker_and_its_pool_run_at_the_lowest_priority_by_default(environment):
