@@ -2,7 +2,9 @@
 rolls back (PostgreSQL does not take a ``nextval`` back).
 
 SQLite has no sequences; there the caller's own next number is answered, which is enough for
-what runs on it: one machine, without Redis (accounts/quota.py, the only user). Creating and
+the embedded setup, which runs without Redis (accounts/quota.py, the only user). With
+REDIS_URL set on SQLite, a seeding whose commit failed after it set its counter can see its
+generation handed out again, as before the sequence (docs/exactness.md). Creating and
 dropping a sequence (for migrations) likewise does nothing there.
 """
 
