@@ -79,8 +79,12 @@ _handed_out: set[int] = set()
 
 
 def port_taken(port: int, host: str = "127.0.0.1") -> bool:
-    """Whether something already listens on ``host:port`` (binding it is refused)."""
+    """Whether something already listens on ``host:port`` (binding it is refused).
+
+    SO_REUSEADDR, as gunicorn binds: without it the connections a server just closed (in
+    TIME_WAIT for a minute after Ctrl+C) would count as a listener."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

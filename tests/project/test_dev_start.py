@@ -49,6 +49,27 @@ def test_a_taken_port_fails_loudly_before_anything_starts():
     assert "running" not in result.stdout
 
 
+def test_a_port_whose_server_just_stopped_is_free():
+    """After Ctrl+C the server's closed connections sit in TIME_WAIT for a minute; they do
+    not listen, so the port is free. Linux lets a new bind share the port with them only when
+    both sockets set SO_REUSEADDR; gunicorn's listener does, as this stand-in does."""
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = server.accept()
+        accepted.close()  # the server's side closes first, so its end waits in TIME_WAIT
+        client.close()
+    assert not dev.stack.port_taken(port)
+    with socket.socket() as listening:  # a server on every address still counts
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(("0.0.0.0", port))
+        listening.listen()
+        assert dev.stack.port_taken(port)
+
+
 def test_a_bad_port_is_refused():
     result = subprocess.run([sys.executable, "dev.py", "start", "--port", "http"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
