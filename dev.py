@@ -167,13 +167,26 @@ def run_supervised(supervisor: Supervisor, local: str, base_url: str, timeout: f
     if not came_up(supervisor, local, timeout, stopping):
         supervisor.stop()
         return 0 if stopping() else 1
-    print(f"\nFormFlow is running on {base_url} (API docs: {base_url}/api/docs/). "
-          "Ctrl+C stops it.\n", flush=True)
+    print(banner(base_url, os.environ), flush=True)
     while not stopping():
         supervisor.step(time.monotonic())
         time.sleep(0.5)
     supervisor.stop()
     return 0
+
+
+def banner(base_url: str, environ: dict | os._Environ) -> str:
+    """What a newcomer needs from the first screen, each on a line of its own, so it is not
+    lost among the processes' log lines."""
+    lines = [f"FormFlow is running on {base_url} (API docs: {base_url}/api/docs/). "
+             "Ctrl+C stops it."]
+    if not environ.get("EMAIL_HOST"):
+        lines.append("Account codes (sign-up, password reset) are printed in this terminal: "
+                     "look for the lines with 'Subject: Your FormFlow'.")
+    if environ.get("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "").lower() not in ("1", "true", "yes", "on"):
+        lines.append("Webhooks to this machine (http://127.0.0.1/...) are refused; for "
+                     "development, start with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.")
+    return "\n" + "\n".join(lines) + "\n"
 
 
 def came_up(supervisor: Supervisor, local: str, timeout: float, stopping) -> bool:

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from integrations.kinds.base import Kind
 
 
+# Said where a developer meets the refusal, so the setting is found without the docs.
+LOCAL_RECEIVERS = (" For a receiver on this machine or a private network (development), the"
+                   " operator can set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.")
+
+
 def _literal_private_host(host: str) -> bool:
     """A host written as a private address, in any spelling the resolver accepts: dotted,
     short (127.1), hex (0x7f.1), octal (0177.0.0.1) or one number (2130706433)."""
@@ -59,6 +64,8 @@ def url_errors(config: dict[str, Any], key: str, missing: str) -> dict[str, str]
     except ValueError:  # an unclosed or invalid [IPv6] host
         return {name: "The URL must be an absolute https:// URL."}
     schemes = ("https", "http") if http.private_allowed() else ("https",)
+    if parts.scheme == "http" and hostname and not http.private_allowed():
+        return {name: "The URL must be an absolute https:// URL." + LOCAL_RECEIVERS}
     if parts.scheme not in schemes or not hostname:
         return {name: "The URL must be an absolute https:// URL."}
     # Validation and the HTTP client must read the same host, or a check of one host would
@@ -66,7 +73,7 @@ def url_errors(config: dict[str, Any], key: str, missing: str) -> dict[str, str]
     if _client_host(url) != hostname.lower():
         return {name: "The URL's host is ambiguous."}
     if not http.private_allowed() and _literal_private_host(hostname):
-        return {name: "The URL must point to a public address."}
+        return {name: "The URL must point to a public address." + LOCAL_RECEIVERS}
     return {}
 
 

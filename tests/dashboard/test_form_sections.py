@@ -477,3 +477,14 @@ def test_the_charts_count_the_owners_days(owner, user, form, clock):
 
 def test_the_settings_page_answers_get_and_post_only(owner, form):
     assert owner.put(f"/dashboard/forms/{form.pk}/settings").status_code == 405
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8102/hook", "https://127.0.0.1:8102/hook",
+                                 "https://localhost/hook"])
+def test_a_local_receiver_refused_names_the_setting_that_allows_it(owner, settings, url):
+    """A developer on dev.py start meets the refusal first: it says how to allow it."""
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    response = owner.post("/dashboard/integrations/new", {"type": "WEBHOOK", "url": url})
+
+    message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
+    assert "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true" in message

@@ -441,3 +441,13 @@ def test_an_owners_test_never_learns_what_a_host_resolved_to(owner_api, form, se
     assert "10.20.30.40" not in tested.content.decode()
     assert "10.20.30.40" not in status.content.decode()
     assert "not public" in tested.json()["message"]
+
+
+def test_an_http_url_refused_names_the_setting_for_local_receivers(owner_api, form, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    refused = owner_api.post("/api/v1/integrations", {
+        "type": "WEBHOOK", "formId": str(form.pk),
+        "config": {"url": "http://127.0.0.1:8102/hook"}}, format="json")
+
+    assert refused.status_code == 400
+    assert "WEBHOOK_ALLOW_PRIVATE_NETWORKS" in refused.json()["details"]["config.url"]

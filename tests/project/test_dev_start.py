@@ -98,3 +98,14 @@ def test_the_web_server_counts_as_up_once_it_answers_healthz(tmp_path):
         assert dev.came_up(supervisor, f"http://127.0.0.1:{port}", 30, lambda: False)
     finally:
         supervisor.stop()
+
+
+def test_the_banner_says_where_codes_appear_and_how_to_allow_local_webhooks():
+    lines = dev.banner("http://localhost:8100", {}).strip().splitlines()
+
+    assert lines[0].startswith("FormFlow is running on http://localhost:8100")
+    assert any("printed in this terminal" in line for line in lines)
+    assert any("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true" in line for line in lines)
+    configured = dev.banner("http://x", {"EMAIL_HOST": "smtp", "WEBHOOK_ALLOW_PRIVATE_NETWORKS":
+                                         "true"})
+    assert configured.strip().splitlines() == [configured.strip()]
