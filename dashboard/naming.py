@@ -45,9 +45,22 @@ ERROR_SENTENCES = [
 ]
 
 
+# A notification held for the hourly digest is waiting, not failing (integrations/kinds/
+# owner_email/digest.py records why it waits in the same field as an error).
+HELD = re.compile(r"^Held for the hourly digest", re.I)
+HELD_SENTENCE = ("Held for this hour's digest: this form had over 20 notifications this hour, "
+                 "so the rest go out together in one email when the hour ends. Nothing failed.")
+
+
+def is_held(text: str | None) -> bool:
+    return bool(text and HELD.search(text))
+
+
 def shown_error(text: str | None) -> ShownError | None:
     if not text:
         return None
+    if is_held(text):
+        return ShownError(HELD_SENTENCE, text)
     for pattern, sentence in ERROR_SENTENCES:
         if pattern.search(text):
             return ShownError(sentence, text)

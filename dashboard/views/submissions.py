@@ -14,6 +14,7 @@ from accounts.authentication import signed_in
 from core.errors import ServiceError
 from dashboard.auth import login_required
 from dashboard.forms import DeleteSubmissionForm, MarkForm
+from dashboard.naming import is_held
 from dashboard.views.form_sections import folder_url, owned_form
 from files.selectors import files_of
 from integrations import selectors as integration_selectors
@@ -53,12 +54,14 @@ def submission_detail(request: HttpRequest, form_id: str, submission_id: str) ->
 
 def _ledger_row(delivery: Delivery) -> dict[str, Any]:
     state = delivery.shown_state
+    held = state == DeliveryState.PENDING and is_held(delivery.last_error)
     return {
         "id": delivery.pk,
         "label": destination(delivery.integration),
-        "state": state,
+        "state": "held for the hourly digest" if held else state,
+        "held": held,
         "attempts": delivery.attempts,
-        "last_error": delivery.last_error,
+        "last_error": None if held else delivery.last_error,
         "last_attempt_at": getattr(delivery, "last_attempt_at", None),
         "next_attempt_at": (delivery.next_attempt_at if delivery.state == DeliveryState.PENDING
                             else None),

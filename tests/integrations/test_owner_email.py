@@ -275,3 +275,25 @@ def test_a_late_one_after_the_digest_went_out_is_mailed_alone(notified, clock):
 
     assert len(notifications()) == 22
     assert notifications()[-1].subject == "New submission: Contact"
+
+
+def test_the_dashboard_shows_a_digest_hold_as_held_never_as_failed(client, user, notified,
+                                                                   clock):
+    from tests.conftest import PASSWORD
+
+    hour = digest.hour_of(clock.current)
+    clock.current = hour + timedelta(minutes=10)
+    submissions = [add_submission(notified, {"name": f"Person {n}"}) for n in range(21)]
+    for submission in submissions:
+        attempt.delivery_run(Delivery.objects.get(submission=submission).pk)
+    assert client.post("/dashboard/login",
+                       {"email": user.email, "password": PASSWORD}).status_code == 302
+
+    page = client.get(f"/dashboard/forms/{notified.pk}/submissions/{submissions[-1].pk}")
+    cards = client.get("/dashboard/integrations").content.decode()
+
+    html = page.content.decode()
+    assert "held for the hourly digest" in html
+    assert "sent with the digest at" in html
+    assert "The delivery failed." not in html
+    assert "The delivery failed." not in cards
