@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, tzinfo
+from decimal import Decimal
 from typing import cast
 
 from django import forms
@@ -18,6 +19,10 @@ from dashboard.zones import zone_names
 from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider
 from submissions import search
+
+MB = 1024 * 1024  # sizes are shown and entered in MB of 1,048,576 bytes (25 MB = the limit)
+# What a form's uploads take when the owner ticks "Keep uploaded files" and nothing more.
+UPLOAD_DEFAULTS = {"maxBytes": 10 * MB, "maxFiles": 3, "types": ["image/*", "application/pdf"]}
 
 # Ids are the field names (email, password, ...), so labels and tests stay stable.
 AUTO_ID = "%s"
@@ -180,19 +185,24 @@ class FormSettingsForm(DashboardForm):
     fileUploads = forms.BooleanField(
         label="Keep uploaded files (stored, with links in every export and notification)",
         required=False)
-    maxBytes = forms.IntegerField(
-        label="Largest file (bytes)", required=False,
-        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILE_BYTES,
-                                        "aria-describedby": "maxBytes-hint"}),
-        help_text=f"At most {MAX_FILE_BYTES} (25 MiB).")
+    maxMegabytes = forms.DecimalField(
+        label="Largest file (MB)", required=False, min_value=Decimal("0.01"),
+        max_value=Decimal(MAX_FILE_BYTES // MB), decimal_places=2,
+        widget=forms.NumberInput(attrs={"min": "0.01", "max": MAX_FILE_BYTES // MB,
+                                        "step": "0.01", "aria-describedby": "maxMegabytes-hint"}),
+        help_text=f"{MAX_FILE_BYTES // MB} MB at most. Empty: "
+                  f"{UPLOAD_DEFAULTS['maxBytes'] // MB} MB.")
     maxFiles = forms.IntegerField(
-        label="Files per submission", required=False,
-        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILES}))
+        label="Files per submission", required=False, min_value=1, max_value=MAX_FILES,
+        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILES,
+                                        "aria-describedby": "maxFiles-hint"}),
+        help_text=f"{MAX_FILES} at most. Empty: {UPLOAD_DEFAULTS['maxFiles']}.")
     uploadTypes = forms.CharField(
         label="Accepted file types", required=False,
         widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "uploadTypes-hint"}),
         help_text="One per line: a type such as application/pdf, or a family such as image/*. "
-                  "Checked on the file's bytes, not its name.")
+                  "Checked on the file's bytes, not its name. Empty: "
+                  f"{', '.join(UPLOAD_DEFAULTS['types'])}.")
 
     notifyOwner = forms.BooleanField(
         label="Email me each submission that reaches the inbox", required=False,
@@ -209,9 +219,10 @@ class FormSettingsForm(DashboardForm):
             "honeypotField": form.honeypot_field or "", "captchaProvider": form.captcha_provider,
             "spamFilter": form.spam_filter, "blockedWords": "\n".join(form.blocked_words),
             "retentionDays": form.retention_days, "notifyOwner": form.notify_owner,
-            "fileUploads": form.file_uploads is not None, "maxBytes": uploads.get("maxBytes"),
-            "maxFiles": uploads.get("maxFiles"),
-            "uploadTypes": "\n".join(uploads.get("types", [])),
+            "fileUploads": form.file_uploads is not None,
+            "maxMegabytes": _megabytes(uploads.get("maxBytes", UPLOAD_DEFAULTS["maxBytes"])),
+            "maxFiles": uploads.get("maxFiles", UPLOAD_DEFAULTS["maxFiles"]),
+            "uploadTypes": "\n".join(uploads.get("types", UPLOAD_DEFAULTS["types"])),
         })
         super().__init__(*args, **kwargs)
         self.fields["recaptchaSecret"].help_text = (
@@ -221,7 +232,7 @@ class FormSettingsForm(DashboardForm):
             del self.fields["clearRecaptcha"]
 
     # The API's nested upload settings, each typed into an input of its own on the page.
-    API_INPUTS = {"fileUploads.maxBytes": "maxBytes", "fileUploads.maxFiles": "maxFiles",
+    API_INPUTS = {"fileUploads.maxBytes": "maxMegabytes", "fileUploads.maxFiles": "maxFiles",
                   "fileUploads.types": "uploadTypes"}
 
     def add_api_errors(self, details: dict[str, str]) -> None:
@@ -262,10 +273,7 @@ class FormSettingsForm(DashboardForm):
             "blockedWords": _lines(data["blockedWords"]),
             "retentionDays": data["retentionDays"],
             "notifyOwner": data["notifyOwner"],
-            "fileUploads": {
-                "maxBytes": data["maxBytes"], "maxFiles": data["maxFiles"],
-                "types": _lines(data["uploadTypes"]),
-            } if data["fileUploads"] else None,
+            "fileUploads": self._uploads(data) if data["fileUploads"] else None,
         }
         if data["captchaProvider"]:
             values["captchaProvider"] = data["captchaProvider"]
@@ -274,6 +282,23 @@ class FormSettingsForm(DashboardForm):
         elif data["recaptchaSecret"]:
             values["recaptchaSecret"] = data["recaptchaSecret"]
         return values
+
+
+    @staticmethod
+    def _uploads(data: dict) -> dict:
+        """Ticking the box is enough: what is left empty takes the default the page shows."""
+        megabytes = data["maxMegabytes"]
+        return {
+            "maxBytes": (int(megabytes * MB) if megabytes is not None
+                         else UPLOAD_DEFAULTS["maxBytes"]),
+            "maxFiles": data["maxFiles"] or UPLOAD_DEFAULTS["maxFiles"],
+            "types": _lines(data["uploadTypes"]) or list(UPLOAD_DEFAULTS["types"]),
+        }
+
+
+def _megabytes(size: int) -> str:
+    """Bytes as the MB the page shows, without trailing zeros (10, 0.5)."""
+    return f"{(Decimal(size) / MB).quantize(Decimal('0.01')).normalize():f}"
 
 
 class SearchForm(DashboardForm):

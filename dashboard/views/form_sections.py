@@ -152,8 +152,9 @@ def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
 
 def _settings_failed(request: HttpRequest, form: Form, posted: FormSettingsForm,
                      status: int) -> HttpResponse:
-    named = "; ".join(f"{label}: {text}" if label else text
-                      for label, text in posted.labelled_errors())
+    # Each problem is a sentence of its own ("Files per submission: Enter 10 at most.").
+    named = " ".join(f"{label}: {text}" if label else text
+                     for label, text in posted.labelled_errors())
     messages.error(request, f"Settings not saved. {named}".strip())
     return _settings_page(request, form, posted, status)
 

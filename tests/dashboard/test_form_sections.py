@@ -93,30 +93,68 @@ def test_a_failed_settings_save_keeps_what_was_typed_and_names_fields_as_the_pag
 def test_upload_setting_errors_are_named_and_placed_by_the_input_typed_in(owner, form):
     response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
         "name": "Contact", "rateLimit": "10", "fileUploads": "on",
-        "maxBytes": "0", "maxFiles": "0", "uploadTypes": "application/pdf\nnot a type",
+        "maxMegabytes": "0", "maxFiles": "0", "uploadTypes": "application/pdf\nnot a type",
     })
 
     assert response.status_code == 400
     html = text(response)
     message = re.search(r'<li class="error">(.*?)</li>', html, re.S).group(1)
     assert "Keep uploaded files" not in message
-    assert "Largest file (bytes): Ensure this value is greater than or equal to 1." in message
+    assert "Largest file (MB): Ensure this value is greater than or equal to 0.01." in message
     assert "Files per submission: Ensure this value is greater than or equal to 1." in message
-    assert "Accepted file types: Each type must be a MIME type" in message
+    assert ".;" not in message  # sentences, not validator texts glued together
     # Each message sits right after its own input (and its hint), none under the checkbox.
     checkbox = html.index('id="fileUploads"')
-    for field in ("maxBytes", "maxFiles", "uploadTypes"):
+    for field in ("maxMegabytes", "maxFiles"):
         start = html.index(f'id="{field}"')
         following = html[start:html.index("<label", start)]
         assert following.count('class="field-error"') == 1, field
         assert f'<div id="{field}_error">' in following
-    # Django points an input without a hint at "<id>_error": that is its message.
-    assert 'aria-describedby="maxFiles_error"' in html
-    assert 'aria-describedby="maxBytes-hint"' in html  # the hint it has, by its id
-    assert 'class="field-error"' not in html[checkbox:html.index('for="maxBytes"')]
+    assert 'aria-describedby="maxMegabytes-hint"' in html  # the hint it has, by its id
+    assert 'class="field-error"' not in html[checkbox:html.index('for="maxMegabytes"')]
     assert 'value="0"' in html and "not a type</textarea>" in html
     form.refresh_from_db()
     assert form.file_uploads is None
+
+
+def test_an_unknown_upload_type_is_named_by_its_input(owner, form):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
+        "name": "Contact", "rateLimit": "10", "fileUploads": "on",
+        "uploadTypes": "application/pdf\nnot a type",
+    })
+
+    assert response.status_code == 400
+    message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
+    assert "Accepted file types: Each type must be a MIME type" in message
+    form.refresh_from_db()
+    assert form.file_uploads is None
+
+
+def test_ticking_keep_uploaded_files_alone_saves_the_defaults_it_shows(owner, form):
+    """The page shows the defaults, and a post with the box ticked and the rest empty (an
+    owner who cleared them) takes them: never a refusal for fields left as they were."""
+    page = text(owner.get(f"/dashboard/forms/{form.pk}/settings"))
+    assert 'value="10"' in page[page.index('id="maxMegabytes"') - 200:]
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
+        "name": "Contact", "rateLimit": "10", "fileUploads": "on",
+        "maxMegabytes": "", "maxFiles": "", "uploadTypes": ""})
+
+    assert response.status_code == 302
+    form.refresh_from_db()
+    assert form.file_uploads == {"maxBytes": 10 * 1024 * 1024, "maxFiles": 3,
+                                 "types": ["image/*", "application/pdf"]}
+
+
+def test_the_largest_file_is_entered_and_shown_in_mb(owner, form):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
+        "name": "Contact", "rateLimit": "10", "fileUploads": "on",
+        "maxMegabytes": "2.5", "maxFiles": "2", "uploadTypes": "application/pdf"})
+
+    assert response.status_code == 302
+    form.refresh_from_db()
+    assert form.file_uploads["maxBytes"] == 2_621_440
+    page = text(owner.get(f"/dashboard/forms/{form.pk}/settings"))
+    assert 'value="2.5"' in page
 
 
 def test_a_settings_error_from_the_django_form_is_labelled_too(owner, form):

@@ -70,7 +70,7 @@ def test_the_widest_limits_are_taken(owner_api, form):
 def test_the_dashboard_sets_file_uploads(owner, form):
     response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
         "name": "Contact", "rateLimit": "10", "spamFilter": "on", "fileUploads": "on",
-        "maxBytes": "1048576", "maxFiles": "2", "uploadTypes": "image/*\napplication/pdf\n"})
+        "maxMegabytes": "1", "maxFiles": "2", "uploadTypes": "image/*\napplication/pdf\n"})
 
     assert response.status_code == 302
     form.refresh_from_db()
@@ -78,12 +78,12 @@ def test_the_dashboard_sets_file_uploads(owner, form):
                                  "types": ["image/*", "application/pdf"]}
     html = owner.get(f"/dashboard/forms/{form.pk}/settings").content.decode()
     assert 'name="fileUploads" id="fileUploads" checked' in html
-    assert 'name="maxBytes" value="1048576"' in html
+    assert 'name="maxMegabytes" value="1"' in html
 
 
 def test_the_dashboard_refuses_bad_limits(owner, form):
     owner.post(f"/dashboard/forms/{form.pk}/settings", {
-        "name": "Contact", "rateLimit": "10", "fileUploads": "on", "maxBytes": "0",
+        "name": "Contact", "rateLimit": "10", "fileUploads": "on", "maxMegabytes": "0",
         "maxFiles": "2", "uploadTypes": "image/*"}, follow=True)
 
     form.refresh_from_db()
