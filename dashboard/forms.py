@@ -22,7 +22,9 @@ from submissions import search
 
 MB = 1024 * 1024  # sizes are shown and entered in MB of 1,048,576 bytes (25 MB = the limit)
 # What a form's uploads take when the owner ticks "Keep uploaded files" and nothing more.
-UPLOAD_DEFAULTS = {"maxBytes": 10 * MB, "maxFiles": 3, "types": ["image/*", "application/pdf"]}
+DEFAULT_MAX_BYTES = 10 * MB
+DEFAULT_MAX_FILES = 3
+DEFAULT_TYPES = ("image/*", "application/pdf")
 
 # Ids are the field names (email, password, ...), so labels and tests stay stable.
 AUTO_ID = "%s"
@@ -191,18 +193,18 @@ class FormSettingsForm(DashboardForm):
         widget=forms.NumberInput(attrs={"min": "0.01", "max": MAX_FILE_BYTES // MB,
                                         "step": "0.01", "aria-describedby": "maxMegabytes-hint"}),
         help_text=f"{MAX_FILE_BYTES // MB} MB at most. Empty: "
-                  f"{UPLOAD_DEFAULTS['maxBytes'] // MB} MB.")
+                  f"{DEFAULT_MAX_BYTES // MB} MB.")
     maxFiles = forms.IntegerField(
         label="Files per submission", required=False, min_value=1, max_value=MAX_FILES,
         widget=forms.NumberInput(attrs={"min": 1, "max": MAX_FILES,
                                         "aria-describedby": "maxFiles-hint"}),
-        help_text=f"{MAX_FILES} at most. Empty: {UPLOAD_DEFAULTS['maxFiles']}.")
+        help_text=f"{MAX_FILES} at most. Empty: {DEFAULT_MAX_FILES}.")
     uploadTypes = forms.CharField(
         label="Accepted file types", required=False,
         widget=forms.Textarea(attrs={"rows": 3, "aria-describedby": "uploadTypes-hint"}),
         help_text="One per line: a type such as application/pdf, or a family such as image/*. "
                   "Checked on the file's bytes, not its name. Empty: "
-                  f"{', '.join(UPLOAD_DEFAULTS['types'])}.")
+                  f"{', '.join(DEFAULT_TYPES)}.")
 
     notifyOwner = forms.BooleanField(
         label="Email me each submission that reaches the inbox", required=False,
@@ -220,9 +222,9 @@ class FormSettingsForm(DashboardForm):
             "spamFilter": form.spam_filter, "blockedWords": "\n".join(form.blocked_words),
             "retentionDays": form.retention_days, "notifyOwner": form.notify_owner,
             "fileUploads": form.file_uploads is not None,
-            "maxMegabytes": _megabytes(uploads.get("maxBytes", UPLOAD_DEFAULTS["maxBytes"])),
-            "maxFiles": uploads.get("maxFiles", UPLOAD_DEFAULTS["maxFiles"]),
-            "uploadTypes": "\n".join(uploads.get("types", UPLOAD_DEFAULTS["types"])),
+            "maxMegabytes": _megabytes(uploads.get("maxBytes", DEFAULT_MAX_BYTES)),
+            "maxFiles": uploads.get("maxFiles", DEFAULT_MAX_FILES),
+            "uploadTypes": "\n".join(uploads.get("types", DEFAULT_TYPES)),
         })
         super().__init__(*args, **kwargs)
         self.fields["recaptchaSecret"].help_text = (
@@ -290,9 +292,9 @@ class FormSettingsForm(DashboardForm):
         megabytes = data["maxMegabytes"]
         return {
             "maxBytes": (int(megabytes * MB) if megabytes is not None
-                         else UPLOAD_DEFAULTS["maxBytes"]),
-            "maxFiles": data["maxFiles"] or UPLOAD_DEFAULTS["maxFiles"],
-            "types": _lines(data["uploadTypes"]) or list(UPLOAD_DEFAULTS["types"]),
+                         else DEFAULT_MAX_BYTES),
+            "maxFiles": data["maxFiles"] or DEFAULT_MAX_FILES,
+            "types": _lines(data["uploadTypes"]) or list(DEFAULT_TYPES),
         }
 
 
