@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import password_validation
 from django.contrib.auth.hashers import make_password
+from django.core import signing
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
@@ -286,13 +287,54 @@ def user_authenticate(
         raise invalid_credentials()
     if not user.is_verified:
         raise email_not_verified()
-    if two_factor.is_enabled(user):
-        if not otp:
-            raise two_factor.otp_required()
-        if not two_factor.accept(user, otp):
-            signin_guard.failed(email, client, user)
-            raise two_factor.invalid_otp()
+    _second_step(user, email, client, otp)
     return user
+
+
+# The dashboard's two-step page carries the password step's result as a signed ticket:
+# the account and its token version, good for 5 minutes.
+SECOND_STEP_SALT = "formflow.accounts.second-step"
+SECOND_STEP_SECONDS = 300
+
+
+def second_step_ticket(email: str) -> str:
+    """After a sign-in answered ``otp_required`` (the password was right): the ticket the
+    two-step page posts back with the code."""
+    user = User.objects.get(email=normalize_email(email))
+    return signing.dumps([str(user.pk), user.token_version], salt=SECOND_STEP_SALT)
+
+
+def user_authenticate_second_step(*, ticket: str, otp: str,
+                                  client: Client | None = None) -> User:
+    """The second step: the same code check and failed-sign-in limits as a one-step sign-in.
+    A password change or a sign-out everywhere since the first step ends the sign-in."""
+    client = client or Client("")
+    try:
+        user_id, version = signing.loads(ticket, salt=SECOND_STEP_SALT,
+                                         max_age=SECOND_STEP_SECONDS)
+    except (signing.BadSignature, ValueError, TypeError):
+        raise sign_in_expired() from None
+    user = User.objects.filter(pk=user_id, is_active=True, is_verified=True).first()
+    if user is None or user.token_version != version:
+        raise sign_in_expired()
+    signin_guard.check(user.email, client, user)
+    _second_step(user, user.email, client, otp)
+    return user
+
+
+def sign_in_expired() -> ServiceError:
+    return ServiceError("sign_in_expired", "This sign-in has expired. Enter your password "
+                        "again.", status_code=400)
+
+
+def _second_step(user: User, email: str, client: Client, otp: str | None) -> None:
+    if not two_factor.is_enabled(user):
+        return
+    if not otp:
+        raise two_factor.otp_required()
+    if not two_factor.accept(user, otp):
+        signin_guard.failed(email, client, user)
+        raise two_factor.invalid_otp()
 
 
 def email_not_verified() -> ServiceError:

@@ -77,11 +77,19 @@ class LoginForm(DashboardForm):
         label="Password", max_length=256, strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
-    otp = forms.CharField(
-        label="Two-step code", required=False, max_length=64,
-        help_text="Only if you turned on two-step sign-in: the app's code or a recovery code.",
-        widget=forms.TextInput(attrs={"autocomplete": "one-time-code"}),
+    next = forms.CharField(required=False, widget=forms.HiddenInput)
+
+
+class TwoStepForm(DashboardForm):
+    """The second step of a sign-in, shown only to accounts with two-step sign-in on."""
+
+    code = forms.CharField(
+        label="Code from your authenticator app", max_length=64,
+        help_text="Or one of your recovery codes.",
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code",
+                                      "autofocus": True, "aria-describedby": "code-hint"}),
     )
+    ticket = forms.CharField(max_length=512, widget=forms.HiddenInput)
     next = forms.CharField(required=False, widget=forms.HiddenInput)
 
 

@@ -22,6 +22,7 @@ urlpatterns = [
     path("verify", signin.verify, name="verify"),
     path("verify/resend", signin.resend, name="resend"),
     path("login", signin.login, name="login"),
+    path("login/two-step", signin.two_step, name="login-two-step"),
     path("logout", signin.logout, name="logout"),
     path("forgot-password", signin.forgot_password, name="forgot-password"),
     path("reset-password", signin.reset_password, name="reset-password"),

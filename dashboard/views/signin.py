@@ -16,7 +16,7 @@ from accounts.public_pages import limited
 from accounts.views import clear_auth_cookie, set_auth_cookie
 from core.errors import ServiceError
 from dashboard.auth import cookie_user, safe_next
-from dashboard.forms import EmailForm, LoginForm, ResetForm, SignupForm, VerifyForm
+from dashboard.forms import EmailForm, LoginForm, ResetForm, SignupForm, TwoStepForm, VerifyForm
 from dashboard.links import with_query
 from dashboard.views.common import bound, error_page, error_text, form_page
 
@@ -100,14 +100,50 @@ def login(request: HttpRequest) -> HttpResponse:
     email = form.cleaned_data["email"]
     try:
         user = accounts.user_authenticate(email=email, password=form.cleaned_data["password"],
-                                          client=Client.of(request),
-                                          otp=form.cleaned_data["otp"] or None)
+                                          client=Client.of(request))
     except ServiceError as error:
+        if error.code == "otp_required":  # the password was right: the code is a step of its own
+            return _two_step_page(request, accounts.second_step_ticket(email), next_url)
         messages.error(request, error_text(error))
         if error.code == "email_not_verified":
             return with_query("dashboard:verify", email=email)
         context = {"form": form, "next": next_url}
         return error_page(request, "dashboard/login.html", context, error)
+    return _signed_in(user, next_url)
+
+
+@limited("dashboard-login")
+@require_POST
+def two_step(request: HttpRequest) -> HttpResponse:
+    """The code, for an account with two-step sign-in, after its password was accepted."""
+    form = TwoStepForm(request.POST)
+    ticket = request.POST.get("ticket", "")
+    next_url = safe_next(request)
+    if not form.is_valid():
+        return _two_step_page(request, ticket, next_url, form)
+    try:
+        user = accounts.user_authenticate_second_step(ticket=form.cleaned_data["ticket"],
+                                                      otp=form.cleaned_data["code"],
+                                                      client=Client.of(request))
+    except ServiceError as error:
+        messages.error(request, error_text(error))
+        if error.code == "sign_in_expired":
+            return redirect("dashboard:login")
+        return _two_step_page(request, ticket, next_url, error=error)
+    return _signed_in(user, next_url)
+
+
+def _two_step_page(request: HttpRequest, ticket: str, next_url: str,
+                   form: TwoStepForm | None = None,
+                   error: ServiceError | None = None) -> HttpResponse:
+    form = form or TwoStepForm(initial={"ticket": ticket, "next": next_url})
+    context = {"form": form, "next": next_url}
+    if error is not None:
+        return error_page(request, "dashboard/two_step.html", context, error)
+    return form_page(request, "dashboard/two_step.html", context)
+
+
+def _signed_in(user, next_url: str) -> HttpResponse:
     response = HttpResponseRedirect(next_url)
     set_auth_cookie(response, accounts.token_for(user))
     device.remember(response, user)

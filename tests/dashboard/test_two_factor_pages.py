@@ -1,7 +1,11 @@
 """Two-step sign-in in the dashboard and the admin (contract, "Account security")."""
 
+import re
+import time
+
 import pyotp
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from accounts.models import TwoFactor
@@ -68,20 +72,101 @@ def test_a_wrong_code_at_enable_says_so(browser):
     assert not TwoFactor.objects.get().enabled
 
 
-def test_the_dashboard_sign_in_asks_for_the_code(db):
+def _ticket(page) -> str:
+    return re.search(r'name="ticket" value="([^"]+)"', page.content.decode()).group(1)
+
+
+def test_the_sign_in_page_asks_only_for_address_and_password(db):
+    page = Client().get("/dashboard/login").content.decode()
+
+    assert 'name="email"' in page and 'name="password"' in page
+    assert "Two-step" not in page and 'name="otp"' not in page
+
+
+def test_an_account_with_two_step_gets_the_code_as_a_second_step(db):
     user = make_user(EMAIL)
     secret, codes = turn_on_two_factor(user)
     client = Client()
 
-    without = client.post("/dashboard/login", {"email": EMAIL, "password": PASSWORD})
-    with_code = client.post("/dashboard/login", {"email": EMAIL, "password": PASSWORD,
-                                                 "otp": next_code(secret)})
+    first = client.post("/dashboard/login", {"email": EMAIL, "password": PASSWORD,
+                                             "next": "/dashboard/account"})
+    assert first.status_code == 200
+    html = first.content.decode()
+    assert "<h1>Two-step sign-in</h1>" in html and 'name="password"' not in html
+    assert settings.AUTH_COOKIE_NAME not in first.cookies  # not signed in yet
+    second = client.post("/dashboard/login/two-step", {
+        "ticket": _ticket(first), "code": next_code(secret), "next": "/dashboard/account"})
 
-    assert without.status_code == 401
-    assert "Enter the code from your authenticator app" in without.content.decode()
-    assert with_code.status_code == 302
-    assert Client().post("/dashboard/login", {"email": EMAIL, "password": PASSWORD,
-                                              "otp": codes[3]}).status_code == 302
+    assert second.status_code == 302 and second["Location"] == "/dashboard/account"
+    assert client.get("/dashboard/account").status_code == 200
+    again = Client().post("/dashboard/login", {"email": EMAIL, "password": PASSWORD})
+    assert Client().post("/dashboard/login/two-step", {
+        "ticket": _ticket(again), "code": codes[3]}).status_code == 302  # a recovery code
+
+
+def test_a_wrong_code_stays_on_the_second_step_and_counts_as_a_failed_sign_in(db):
+    user = make_user(EMAIL)
+    turn_on_two_factor(user)
+    client = Client()
+    ticket = _ticket(client.post("/dashboard/login", {"email": EMAIL, "password": PASSWORD}))
+
+    answers = [client.post("/dashboard/login/two-step", {"ticket": ticket, "code": "000000"})
+               for _ in range(11)]
+
+    assert answers[0].status_code == 401
+    assert "wrong or was used already" in answers[0].content.decode()
+    assert _ticket(answers[0]) == ticket  # the page keeps the step, not the password
+    assert answers[-1].status_code == 429  # the failed sign-in limit spans both steps
+    assert answers[-1].has_header("Retry-After")
+
+
+def test_a_wrong_password_never_tells_that_two_step_is_on(db):
+    user = make_user(EMAIL)
+    turn_on_two_factor(user)
+
+    page = Client().post("/dashboard/login", {"email": EMAIL, "password": "wrong-password"})
+
+    assert page.status_code == 401
+    assert "Two-step" not in page.content.decode()
+
+
+@pytest.mark.parametrize("ticket", ["", "forged", "W1sxLDBd:forged:sig"])
+def test_a_forged_ticket_signs_no_one_in(db, ticket):
+    user = make_user(EMAIL)
+    secret, _ = turn_on_two_factor(user)
+
+    page = Client().post("/dashboard/login/two-step", {"ticket": ticket,
+                                                       "code": next_code(secret)})
+
+    assert page.status_code in (302, 400)
+    assert settings.AUTH_COOKIE_NAME not in page.cookies
+
+
+def test_a_password_change_after_the_first_step_ends_the_sign_in(db):
+    user = make_user(EMAIL)
+    secret, _ = turn_on_two_factor(user)
+    ticket = _ticket(Client().post("/dashboard/login", {"email": EMAIL, "password": PASSWORD}))
+    user.set_password("another-long-passphrase")
+    user.save()
+
+    page = Client().post("/dashboard/login/two-step", {"ticket": ticket,
+                                                       "code": next_code(secret)})
+
+    assert page.status_code == 302 and page["Location"] == "/dashboard/login"
+    assert settings.AUTH_COOKIE_NAME not in page.cookies
+
+
+def test_the_ticket_lasts_five_minutes(db, monkeypatch):
+    user = make_user(EMAIL)
+    secret, _ = turn_on_two_factor(user)
+    ticket = _ticket(Client().post("/dashboard/login", {"email": EMAIL, "password": PASSWORD}))
+    later = time.time() + 301
+    monkeypatch.setattr(time, "time", lambda: later)
+
+    page = Client().post("/dashboard/login/two-step", {"ticket": ticket,
+                                                       "code": next_code(secret)})
+
+    assert page.status_code == 302 and page["Location"] == "/dashboard/login"
 
 
 def test_the_admin_asks_staff_for_the_code(db):
