@@ -212,10 +212,16 @@ def test_login_works_with_the_keyboard_alone(page, live_server, db):
 def test_pages_fit_a_phone_screen(chromium, live_server, shot):
     owner = make_user()
     from forms_app.services import form_create
+    from submissions.models import Submission
     from tests.conftest import CommitClient
+    from tests.files.helpers import PDF, post, upload, upload_form
 
     form = form_create(owner=owner, name="A form with a rather long name")
     submit(CommitClient(), form, {"message": "x" * 300, "email": "someone@example.com"})
+    jobs = upload_form(owner)
+    post(CommitClient(), jobs, {"cv": upload("curriculum-vitae-of-a-long-name.pdf", PDF,
+                                             "application/pdf")})
+    with_files = Submission.objects.get(form=jobs)
     context = chromium.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.goto("/dashboard/login")
@@ -229,11 +235,18 @@ def test_pages_fit_a_phone_screen(chromium, live_server, shot):
         (f"/dashboard/forms/{form.pk}", "phone-form-page"),
         ("/dashboard/integrations", "phone-integrations"),
         ("/dashboard/settings/api-keys", "phone-api-keys"),
+        (f"/dashboard/forms/{jobs.pk}/submissions/{with_files.pk}", "phone-submission-files"),
     ]:
         page.goto(path)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, (path, overflow)
+        for table in page.locator("main table").all():  # no table wider than the screen
+            assert table.bounding_box()["width"] <= 390, (path, table.bounding_box())
         shot(page, name)
+    page.goto(f"/dashboard/forms/{jobs.pk}/submissions/{with_files.pk}")
+    download = page.get_by_role("link", name="Download curriculum-vitae-of-a-long-name.pdf")
+    box = download.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # reachable, on the screen
     context.close()
 
 

@@ -106,7 +106,8 @@ def test_the_account_page_shows_storage_used_and_the_quota(owner, user, public, 
 
     html = owner.get("/dashboard/account").content.decode()
 
-    assert f"({len(PDF)} of 2097152 bytes)" in html
+    assert f"{len(PDF)}\xa0bytes of 2.0\xa0MB used by uploaded files." in html
+    assert "2097152" not in html  # each size once, in words
 
 
 def test_the_submission_page_lists_files_with_a_download_link(owner, user, public, store):
@@ -119,8 +120,9 @@ def test_the_submission_page_lists_files_with_a_download_link(owner, user, publi
     html = owner.get(f"/dashboard/forms/{form.pk}/submissions/{row.submission_id}").content
     html = html.decode()
 
-    assert "<td>cv.pdf</td>" in html and "<td>application/pdf</td>" in html
-    assert f"({len(PDF)} bytes)" in html
+    assert '<td data-label="Name">cv.<wbr>pdf</td>' in html
+    assert '<td data-label="Type">application/<wbr>pdf</td>' in html
+    assert f'<td data-label="Size">{len(PDF)}\xa0bytes</td>' in html  # once, not twice
     assert f'href="http://localhost:8000/api/v1/files/{row.pk}?sig=' in html
 
 
