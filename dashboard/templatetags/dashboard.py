@@ -43,12 +43,13 @@ def value_text(value: Any) -> str:
 
 
 @register.inclusion_tag("dashboard/_value.html")
-def value(raw: Any, limit: int = SHORT_CHARS) -> dict[str, Any]:
+def value(raw: Any, limit: int | None = SHORT_CHARS) -> dict[str, Any]:
     """A field's value as the export writes it; a long one shows its start, the whole of it
-    behind <details> (no script needed)."""
+    behind <details> (no script needed). ``None``: the whole of it, always (the submission's
+    own page, where the owner came to read it)."""
     text = field_text(raw)
     lines = text.splitlines()
-    long = len(text) > limit or len(lines) > SHORT_LINES
+    long = limit is not None and (len(text) > limit or len(lines) > SHORT_LINES)
     start = "\n".join(lines[:SHORT_LINES])[:limit].rstrip() if long else text
     return {"text": text, "start": start, "long": long, "length": len(text)}
 

@@ -155,3 +155,14 @@ def test_a_retry_names_a_delivery_of_the_submission_it_is_about(owner, form, use
     assert owner.post(wrong).status_code == 404
     delivery.refresh_from_db()
     assert delivery.state == DeliveryState.FAILED
+
+
+def test_a_long_value_is_shown_whole_on_the_submissions_own_page(owner, form):
+    """The owner came to this page to read the message: all of it, not its start."""
+    message = "A long message. " * 110 + "THE END"
+    submission = add_submission(form, {"message": message, "lines": "\n".join("x" * 40)})
+
+    html = page(owner, form, submission).content.decode()
+
+    assert f'<span class="value-text">{message}</span>' in html
+    assert "show all" not in html
