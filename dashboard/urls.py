@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from dashboard.views import (
     account,
@@ -86,4 +87,17 @@ urlpatterns = [
     path("settings/api-keys", api_keys.api_keys, name="api-keys"),
     path("settings/api-keys/new", api_keys.api_key_create, name="api-key-create"),
     path("settings/api-keys/<uuid:key_id>/revoke", api_keys.api_key_revoke, name="api-key-revoke"),
+]
+
+# The addresses people type or guess, sent to the page they mean (a 302, so a page may take
+# one of these names later).
+GUESSED = {
+    "api-keys": "api-keys", "keys": "api-keys", "settings": "account", "profile": "account",
+    "sign-in": "login", "signin": "login", "log-in": "login", "register": "signup",
+    "sign-up": "signup", "forgot": "forgot-password", "password-reset": "forgot-password",
+    "two-step": "two-factor", "2fa": "two-factor", "security": "two-factor",
+}
+urlpatterns += [
+    path(guessed, RedirectView.as_view(pattern_name=f"dashboard:{page}", query_string=True))
+    for guessed, page in GUESSED.items()
 ]

@@ -60,3 +60,17 @@ def test_the_views_are_split_by_area():
 @pytest.mark.parametrize("path", VIEWS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_views_query_through_selectors(path):
     assert re.findall(r"\w+\.objects\.", path.read_text()) == []
+
+
+@pytest.mark.parametrize("guessed, meant", [
+    ("/dashboard/api-keys", "/dashboard/settings/api-keys"),
+    ("/dashboard/settings", "/dashboard/account"),
+    ("/dashboard/sign-in?next=/dashboard/account", "/dashboard/login?next=/dashboard/account"),
+    ("/dashboard/register", "/dashboard/signup"),
+    ("/dashboard/2fa", "/dashboard/account/two-factor"),
+])
+def test_the_paths_people_guess_lead_to_the_page_they_mean(client, guessed, meant):
+    response = client.get(guessed)
+
+    assert response.status_code == 302
+    assert response["Location"] == meant
