@@ -193,7 +193,8 @@ class FormSettingsForm(DashboardForm):
                   "delete them.",
     )
     fileUploads = forms.BooleanField(
-        label="Keep uploaded files (stored, with links in every export and notification)",
+        label="Keep uploaded files (stored; exports and notifications carry download links "
+              "that work for an hour)",
         required=False)
     maxMegabytes = forms.DecimalField(
         label="Largest file (MB)", required=False, min_value=Decimal("0.01"),

@@ -174,7 +174,7 @@ def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
     chosen = BulkForm(request.GET)
     ids = tuple(chosen.cleaned_data["ids"]) if chosen.is_valid() else ()
     search = SearchForm(request.GET, zone=timezone.get_current_timezone()).search(ids=ids)
-    return export.attachment(form, kind, search)
+    return export.attachment(form, kind, search, for_spreadsheets=True)
 
 
 @login_required

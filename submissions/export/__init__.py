@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Iterator
 
 from django.http import StreamingHttpResponse
@@ -20,6 +21,8 @@ from submissions import feed
 from submissions.export import backends
 from submissions.export.portable import safe_cell
 from submissions.search import Search
+
+BYTE_ORDER_MARK = "\ufeff".encode()
 
 
 def _primed(stream: Iterator[list]) -> Iterator[list]:
@@ -86,10 +89,17 @@ def ndjson_rows(form_id, since=None, only: set[str] | None = None,
             yield "".join(line + "\n" for line in batch)
 
 
-def attachment(form: Form, kind: str, search: Search | None = None) -> StreamingHttpResponse:
-    """The inbox (or what ``search`` matches) as a CSV or JSON download, streamed."""
+def attachment(form: Form, kind: str, search: Search | None = None,
+               for_spreadsheets: bool = False) -> StreamingHttpResponse:
+    """The inbox (or what ``search`` matches) as a CSV or JSON download, streamed.
+    ``for_spreadsheets``: the CSV starts with a UTF-8 byte order mark, without which Excel
+    reads it as the system's code page and garbles every accent (the dashboard's download;
+    the API's export stays plain UTF-8 for programs)."""
     if kind == "csv":
-        stream, content_type = csv_rows(form, search), "text/csv; charset=utf-8"
+        stream: Iterator[str | bytes] = csv_rows(form, search)
+        if for_spreadsheets:
+            stream = itertools.chain([BYTE_ORDER_MARK], stream)
+        content_type = "text/csv; charset=utf-8"
     else:
         stream, content_type = json_rows(form, search), "application/json"
     response = StreamingHttpResponse(stream, content_type=content_type)

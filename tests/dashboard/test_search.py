@@ -172,3 +172,19 @@ def test_another_owners_export_is_404(owner, db):
     response = owner.get(reverse("dashboard:form-export", args=[theirs.pk]), {"format": "csv"})
 
     assert response.status_code == 404
+
+
+def test_the_dashboards_csv_opens_in_excel_with_its_accents(owner, form, stored):
+    """Excel reads a CSV without a byte order mark in the system's code page."""
+    response = owner.get(reverse("dashboard:form-export", args=[form.pk]), {"format": "csv"})
+    body = b"".join(response.streaming_content)
+
+    assert body.startswith(b"\xef\xbb\xbf\"id\",\"submittedAt\"")
+    assert body.count(b"\xef\xbb\xbf") == 1
+
+
+def test_the_apis_csv_stays_plain_utf8_for_programs(owner_api, form, stored):
+    body = b"".join(owner_api.get(f"/api/v1/forms/{form.pk}/export?format=csv")
+                    .streaming_content)
+
+    assert body.startswith(b"\"id\",\"submittedAt\"")
