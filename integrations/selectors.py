@@ -64,12 +64,19 @@ def receives(target_form_id, form_id) -> bool:
 HEALTH_ORDER = ("failing", "never_run", "healthy")
 
 
+def built_in_of(owner, form_ids: list) -> QuerySet[Integration]:
+    """The built-in integrations of these forms (the owner's notification email), on or off."""
+    return Integration.objects.filter(owner=owner, form_id__in=form_ids,
+                                      type__in=list(kinds.BUILT_IN))
+
+
 def health_by_form(owner, form_ids: list) -> dict:
     """For each form, the health of the enabled integrations that receive its submissions
-    (its own and the account's): "failing", "never_run" or "healthy"; None if there are none."""
+    (its own, the account's, and its built-in notification email): "failing", "never_run"
+    or "healthy"; None if there are none."""
     rows = list(
         listed(owner).filter(enabled=True).values_list("form_id", "status")
-    )
+    ) + list(built_in_of(owner, form_ids).filter(enabled=True).values_list("form_id", "status"))
     health = {}
     for form_id in form_ids:
         states = {status for target, status in rows if receives(target, form_id)}
@@ -78,6 +85,10 @@ def health_by_form(owner, form_ids: list) -> dict:
 
 
 def integrations_for_form(owner, form) -> list[Integration]:
-    """The integrations that receive ``form``'s submissions: its own and the account's (an
-    account has at most 20, so they are picked here rather than by a second query)."""
-    return [row for row in integrations_of(owner) if receives(row.form_id, form.pk)]
+    """The integrations that receive ``form``'s submissions: its notification email while it
+    is on, then its own and the account's (an account has at most 20, so they are picked here
+    rather than by a second query)."""
+    built_in = built_in_of(owner, [form.pk]).filter(enabled=True).annotate(
+        failed=failed_deliveries_count())
+    return [*built_in,
+            *(row for row in integrations_of(owner) if receives(row.form_id, form.pk))]

@@ -4,7 +4,7 @@ its spam count and its integrations' health, read in a fixed number of statement
 import re
 from datetime import UTC, datetime, timedelta
 
-from forms_app.services import form_create
+from forms_app.services import form_create, form_update
 from integrations.models import Integration
 from integrations.services import integration_create
 from submissions.models import Submission
@@ -54,8 +54,8 @@ def test_the_newest_submission_and_the_spam_count(owner, form, clock):
 
 
 def test_integration_health_is_the_worst_of_those_that_receive_the_form(owner, form, user):
-    form_create(owner=user, name="Quiet")
-    other = form_create(owner=user, name="Other")
+    form_create(owner=user, name="Quiet", notify_owner=False)
+    other = form_create(owner=user, name="Other", notify_owner=False)
     everywhere = integration_create(owner=user, type="WEBHOOK",
                                     config={"url": "https://hooks.example.com/a"})
     own = integration_create(owner=user, type="WEBHOOK",
@@ -73,6 +73,23 @@ def test_integration_health_is_the_worst_of_those_that_receive_the_form(owner, f
     assert "Healthy" in row_of(html, "Quiet")
     Integration.objects.filter(pk=everywhere.pk).update(enabled=False)
     assert "None" in row_of(owner.get("/dashboard/").content.decode(), "Quiet")
+
+
+def test_the_owners_notification_email_counts_among_the_integrations(owner, form, user):
+    """It is in the ledger; Home and the form's Integrations page name it too."""
+    form_update(form=form, notify_owner=True)
+    quiet = form_create(owner=user, name="Quiet", notify_owner=False)
+    Integration.objects.filter(form=form, type="OWNER_EMAIL").update(status="healthy")
+
+    home = owner.get("/dashboard/").content.decode()
+    tab = owner.get(f"/dashboard/forms/{form.pk}/integrations").content.decode()
+    quiet_tab = owner.get(f"/dashboard/forms/{quiet.pk}/integrations").content.decode()
+
+    assert "Healthy" in row_of(home, "Contact")
+    assert "None" in row_of(home, "Quiet")
+    assert "Email to you" in tab and user.email in tab
+    assert "Email to you" not in quiet_tab
+    assert "Nothing receives this form's submissions yet." in quiet_tab
 
 
 def test_the_list_costs_the_same_statements_for_one_form_or_twenty(
