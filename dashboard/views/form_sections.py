@@ -18,6 +18,7 @@ from rest_framework import serializers
 
 from accounts.authentication import signed_in
 from core.errors import ServiceError, flatten_details
+from dashboard import deleted
 from dashboard.auth import login_required
 from dashboard.charts import daily_chart
 from dashboard.forms import BulkForm, FormSettingsForm, SearchForm
@@ -211,8 +212,11 @@ def submissions_bulk(request: HttpRequest, form_id: str) -> HttpResponse:
     count = _bulk(form, action, ids)
     noun = f"{count} submission{'s' if count != 1 else ''}"
     messages.success(request, BULK_DONE[action].format(n=noun))
-    return HttpResponseRedirect(folder_url(form, posted.cleaned_data["folder"] or "inbox",
-                                           page=posted.cleaned_data["page"]))
+    response = HttpResponseRedirect(folder_url(form, posted.cleaned_data["folder"] or "inbox",
+                                               page=posted.cleaned_data["page"]))
+    if action == "delete":
+        deleted.remember(request, response, ids)
+    return response
 
 
 def _bulk(form: Form, action: str, ids: list) -> int:

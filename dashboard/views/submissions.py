@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.authentication import signed_in
 from core.errors import ServiceError
+from dashboard import deleted
 from dashboard.auth import login_required
 from dashboard.forms import DeleteSubmissionForm, MarkForm
 from dashboard.naming import is_held
@@ -37,6 +38,8 @@ def submission_detail(request: HttpRequest, form_id: str, submission_id: str) ->
     """One submission: every field, its meta, its spam verdict and its delivery ledger."""
     form = owned_form(request, form_id)
     submission = submission_of(form, submission_id)
+    if submission is None and deleted.was_deleted(request, submission_id):
+        return render(request, "dashboard/deleted.html", {"form": form}, status=410)
     if submission is None:
         raise Http404
     if submission.read_at is None:
@@ -97,8 +100,11 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
         messages.success(request, "Submission deleted.")
     posted = DeleteSubmissionForm(request.POST)
     page = (posted.cleaned_data["page"] if posted.is_valid() else None) or 1
-    return HttpResponseRedirect(folder_url(form, submission.status if submission else "inbox",
-                                           page=page if page > 1 else None))
+    response = HttpResponseRedirect(folder_url(form, submission.status if submission else
+                                               "inbox", page=page if page > 1 else None))
+    if submission is not None:
+        deleted.remember(request, response, [submission.pk])
+    return response
 
 
 @login_required

@@ -166,3 +166,32 @@ def test_a_long_value_is_shown_whole_on_the_submissions_own_page(owner, form):
 
     assert f'<span class="value-text">{message}</span>' in html
     assert "show all" not in html
+
+
+def test_back_to_a_deleted_submission_says_it_was_deleted(owner, form):
+    submission = add_submission(form, {"name": "Ada"})
+    owner.post(f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/delete")
+
+    back = page(owner, form, submission)
+
+    assert back.status_code == 410
+    assert "This submission was deleted" in back.content.decode()
+    assert f"/dashboard/forms/{form.pk}" in back.content.decode()
+
+
+def test_submissions_deleted_in_bulk_say_so_too(owner, form):
+    chosen = [add_submission(form, {"name": name}) for name in ("Ada", "Grace")]
+    owner.post(f"/dashboard/forms/{form.pk}/submissions/bulk",
+               {"action": "delete", "ids": [str(s.pk) for s in chosen], "folder": "inbox"})
+
+    assert {page(owner, form, s).status_code for s in chosen} == {410}
+
+
+def test_a_forged_cookie_is_still_not_found(owner, form):
+    """The cookie only speaks of what this browser deleted, signed: a forged one gets a plain
+    404."""
+    submission = add_submission(form, {"name": "Ada"})
+    owner.post(f"/dashboard/forms/{form.pk}/submissions/{submission.pk}/delete")
+    owner.cookies["ff_deleted"] = str(submission.pk)
+
+    assert page(owner, form, submission).status_code == 404
