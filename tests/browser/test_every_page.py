@@ -384,7 +384,7 @@ def test_a_reload_after_each_dashboard_write_changes_nothing(chromium, live_serv
 
         # A submission: its delivery retried, spam and back, then deleted.
         write(submission_page, click(re.compile("^Retry the delivery")), "will be sent again")
-        write(submission_page, click("Spam", exact=True), "Moved to spam.")
+        write(submission_page, click("Mark as spam", exact=True), "Moved to spam.")
         write(submission_page, click("Not spam", exact=True), "Moved to the inbox")
         write(submission_page, click("Delete", exact=True), "Submission deleted.")
 

@@ -183,7 +183,7 @@ def test_an_owner_reads_a_submission_retries_its_delivery_and_sorts_spam(
     expect(page.get_by_role("cell", name="delivered")).to_be_visible()
     shot(page, "09-submission-delivered")
 
-    page.get_by_role("button", name="Spam").click()
+    page.get_by_role("button", name="Mark as spam").click()
     expect(page.get_by_text("Moved to spam")).to_be_visible()
     page.get_by_role("link", name=re.compile("^Spam")).click()
     page.get_by_label(re.compile("Choose the submission")).check()
@@ -243,7 +243,19 @@ def test_pages_fit_a_phone_screen(chromium, live_server, shot):
         for table in page.locator("main table").all():  # no table wider than the screen
             assert table.bounding_box()["width"] <= 390, (path, table.bounding_box())
         shot(page, name)
+    page.goto("/dashboard/")
+    boxes = [item.bounding_box() for item in page.locator("header nav a").all()]
+    assert max(b["y"] for b in boxes) < min(b["y"] + b["height"] for b in boxes), boxes  # one row
+    log_out = page.get_by_role("button", name="Log out").bounding_box()
+    brand = page.get_by_role("link", name="FormFlow").bounding_box()
+    assert abs(log_out["y"] + log_out["height"] / 2 - brand["y"] - brand["height"] / 2) < 8
+    assert log_out["x"] + log_out["width"] <= 390
+    assert page.locator("header").bounding_box()["height"] < 100
+    forms_top = page.locator("table.forms").bounding_box()["y"]
+    assert forms_top < page.get_by_role("heading", name="New form").bounding_box()["y"]
     page.goto(f"/dashboard/forms/{jobs.pk}/submissions/{with_files.pk}")
+    toolbar = page.get_by_role("group", name="Actions on this submission")
+    assert toolbar.bounding_box()["y"] < page.locator("#fields-heading").bounding_box()["y"]
     download = page.get_by_role("link", name="Download curriculum-vitae-of-a-long-name.pdf")
     box = download.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # reachable, on the screen
