@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import smtplib
 import ssl
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.core.mail import EmailMessage
 
@@ -42,6 +44,23 @@ def send_message(message: EmailMessage) -> None:
 
 def is_failing() -> bool:
     return MailerStatus.objects.filter(failing_since__isnull=False).exists()
+
+
+@dataclass(frozen=True)
+class State:
+    """The mail server as the last send found it: failing since when (None: the last send
+    went out, or none was tried), and the last error's type alone (its text may name the
+    server's address or a recipient)."""
+
+    failing_since: datetime | None
+    last_error: str | None
+
+
+def state() -> State:
+    row = MailerStatus.objects.filter(id=1).first()
+    if row is None or row.failing_since is None:
+        return State(None, None)
+    return State(row.failing_since, row.last_error.partition(":")[0] or None)
 
 
 def _record_failure(error: OSError) -> None:
