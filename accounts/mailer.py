@@ -11,7 +11,7 @@ from datetime import datetime
 from django.core.mail import EmailMessage
 
 from accounts.models import MailerStatus
-from core import clock
+from core import clock, metrics
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ def state() -> State:
 def _record_failure(error: OSError) -> None:
     text = f"{type(error).__name__}: {error}"[:500]
     logger.error("Account email could not be sent: %s", text)
+    metrics.mail_failures.inc()
     status, _ = MailerStatus.objects.get_or_create(id=1)
     status.failing_since = status.failing_since or clock.now()
     status.last_error = text

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "operations.middleware.RequestMetricsMiddleware",  # first: it times all the others
     "django.middleware.security.SecurityMiddleware",
     "core.api.middleware.ContentSecurityPolicyMiddleware",
     "core.api.middleware.NoStoreMiddleware",
