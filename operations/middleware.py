@@ -21,8 +21,9 @@ STATIC = "static"
 
 def route_of(request: HttpRequest) -> str:
     """The URL pattern's name (with its namespace), never the raw path, whose slugs and ids
-    would make a series per form. The public endpoint and static files are answered before
-    URL resolution, so their path is resolved here."""
+    would make a series per form. The public endpoint's door names its match itself
+    (submissions/intake/middleware.py); static files and paths no pattern matches are answered
+    before URL resolution, so their path is resolved here."""
     match = request.resolver_match
     if match is None:
         if request.path_info.startswith(settings.STATIC_URL):
