@@ -3,6 +3,7 @@ can take submissions; what the rest of the installation is doing is /status's
 (tests/operations/test_status.py)."""
 
 import re
+import subprocess
 from datetime import timedelta
 
 import pytest
@@ -58,11 +59,15 @@ def test_readyz_checks_the_database_and_the_upload_folder_only(client, db, uploa
 
 
 def test_the_version_carries_the_commit_of_the_checkout(client, db):
-    """The suite runs from a git checkout: 1.2.0+abc1234."""
+    """From a git checkout: 1.2.0+abc1234."""
+    if not (formflow.ROOT / ".git").exists():
+        pytest.skip("not run from a git checkout")
     _status, body = ready(client)
 
     assert re.fullmatch(rf"{re.escape(formflow.__version__)}\+[0-9a-f]{{7}}", body["version"])
-    assert body["version"].endswith(formflow.commit())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=formflow.ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert body["version"] == f"{formflow.__version__}+{head[:7]}"
 
 
 def test_an_image_without_git_takes_the_commit_from_its_build_stamp(monkeypatch, tmp_path):

@@ -5,6 +5,7 @@ release; the others add the commit, 1.2.0+abc1234)."""
 import re
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import formflow
@@ -41,3 +42,41 @@ def test_every_place_and_the_changelog_agree(client, db, settings):
     assert formflow.version().partition("+")[0] == formflow.__version__
     assert newest_changelog_version() == formflow.__version__
     assert info["commit"] == formflow.commit()
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A checkout of its own, read by formflow.commit() (no COMMIT file beside it)."""
+    git = tmp_path / ".git"
+    git.mkdir()
+    monkeypatch.setattr(formflow, "ROOT", tmp_path)
+    monkeypatch.setattr(formflow, "COMMIT_FILE", tmp_path / "COMMIT")
+    formflow.commit.cache_clear()
+    yield git
+    formflow.commit.cache_clear()
+
+
+SHA = "89abcdef0123456789abcdef0123456789abcdef"
+
+
+def test_the_commit_of_a_branch_is_read_loose_or_packed(checkout):
+    (checkout / "HEAD").write_text("ref: refs/heads/main\n")
+    (checkout / "packed-refs").write_text(f"# pack-refs with: peeled\n{SHA} refs/heads/main\n")
+    assert formflow.commit() == "89abcde"
+
+    formflow.commit.cache_clear()
+    (checkout / "refs" / "heads").mkdir(parents=True)
+    (checkout / "refs" / "heads" / "main").write_text("0" * 40 + "\n")
+    assert formflow.commit() == "0000000"
+
+
+def test_a_detached_head_names_its_commit(checkout):
+    (checkout / "HEAD").write_text(SHA + "\n")
+
+    assert formflow.version() == f"{formflow.__version__}+89abcde"
+
+
+def test_a_broken_checkout_gives_the_release_alone(checkout):
+    (checkout / "HEAD").write_text("ref: refs/heads/gone\n")
+
+    assert formflow.version() == formflow.__version__
