@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -66,15 +65,14 @@ def upload_folder() -> Path | None:
 
 
 def storage() -> Check:
-    """A file can be written in the upload folder now (a read-only or full mount, a folder
-    of another user): a real write, as an upload's first step would make."""
+    """The upload folder takes files now: it is (or can be made) a folder this process may
+    write in, on a file system mounted writable, with space left. Nothing is written to find
+    out, so a backup or a re-encryption walking the folder never meets a probe's file."""
     folder = upload_folder()
     assert folder is not None
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".ready-") as probe:
-        probe.write(b"ok")
-        probe.flush()
-    return {"ok": True}
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # as the first upload would
+    writable = os.access(folder, os.W_OK | os.X_OK)
+    return {"ok": writable and os.statvfs(folder).f_bavail > 0}
 
 
 def redis() -> Check:

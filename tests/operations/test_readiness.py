@@ -2,6 +2,7 @@
 can take submissions; what the rest of the installation is doing is /status's
 (tests/operations/test_status.py)."""
 
+import os
 import re
 import subprocess
 from datetime import timedelta
@@ -55,7 +56,7 @@ def test_readyz_checks_the_database_and_the_upload_folder_only(client, db, uploa
     assert status == 200
     assert body == {"status": "ok", "version": formflow.version(), "checks": {
         "database": {"ok": True, "unappliedMigrations": 0}, "storage": {"ok": True}}}
-    assert list(tmp_path.joinpath("uploads").iterdir()) == []  # the probe left nothing
+    assert list(tmp_path.joinpath("uploads").iterdir()) == []  # the probe wrote nothing
 
 
 def test_the_version_carries_the_commit_of_the_checkout(client, db):
@@ -107,6 +108,28 @@ def test_readyz_is_unavailable_when_the_upload_folder_cannot_be_written(client, 
     assert body["status"] == "unavailable"
     assert body["checks"]["storage"] == {"ok": False, "error": "NotADirectoryError"}
     assert str(tmp_path) not in str(body)
+
+
+def test_readyz_is_unavailable_when_the_upload_folder_is_read_only_or_full(
+        client, db, uploads_in, tmp_path, monkeypatch):
+    uploads_in(tmp_path / "uploads")
+    real_access, real_statvfs = os.access, os.statvfs
+
+    def read_only(path, mode):  # as on a file system mounted read-only (EROFS)
+        return not mode & os.W_OK and real_access(path, mode)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "access", read_only)
+        assert ready(client)[1]["checks"]["storage"] == {"ok": False}
+
+    def full(path):
+        return os.statvfs_result((4096, 4096, 100, 0, 0, 10, 0, 0, 0, 255))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "statvfs", full)
+        status, body = ready(client)
+    assert (status, body["checks"]["storage"]) == (503, {"ok": False})
+    assert real_statvfs(tmp_path).f_bavail > 0 and ready(client)[0] == 200
 
 
 def test_readyz_fails_with_unapplied_migrations(client, db, monkeypatch):
