@@ -5,12 +5,16 @@ from celery import Celery, signals
 from django import db
 
 from config.boot import load_settings
+from operations.workers import WorkerHeartbeat
 
 load_settings()
 app = Celery("formflow")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.autodiscover_tasks(related_name="jobs")  # jobs that span apps (integrations/jobs.py)
+
+# Each worker stamps its heartbeat from its own timer (/status's workers).
+app.steps["worker"].add(WorkerHeartbeat)
 
 
 def _log_as_django_does(loglevel=None, **_kwargs) -> None:

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "operations.middleware.RequestMetricsMiddleware",  # first: it times all the others
     "django.middleware.security.SecurityMiddleware",
     "core.api.middleware.ContentSecurityPolicyMiddleware",
     "core.api.middleware.NoStoreMiddleware",
@@ -231,7 +232,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "FormFlow API",
     "DESCRIPTION": "Self-hostable form backend: forms, public submissions, pull API, integrations.",
-    "VERSION": formflow.__version__,
+    "VERSION": formflow.version(),
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -329,7 +330,7 @@ CELERY_DB_REUSE_MAX = 1_000_000
 # How much delivery workers yield the CPU to web processes on the same machine (config.celery).
 CELERY_WORKER_NICE = env.integer("CELERY_WORKER_NICE", 19, minimum=0)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-# Beat's own loop stamps a heartbeat that /readyz reads (operations/beat.py).
+# Beat's own loop stamps a heartbeat that /status reads (operations/beat.py).
 CELERY_BEAT_SCHEDULER = "operations.beat:HeartbeatScheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 5},

@@ -25,6 +25,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("healthz", operations.healthz, name="health"),
     path("readyz", operations.readyz, name="ready"),
+    path("status", operations.installation_status, name="status"),
     path("metrics", operations.metrics, name="metrics"),
     path("thanks", thanks, name="thanks"),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's among them).

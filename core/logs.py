@@ -25,6 +25,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        duration = getattr(record, "duration_seconds", None)  # an access line's (edge/)
+        if duration is not None:
+            entry["durationSeconds"] = duration
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -121,6 +122,7 @@ class EdgeProtocol(asyncio.Protocol):
         self.target_bytes = 0
         self.fields = 0
         self.whole = 0  # requests received whole, and passed on
+        self.request_started = 0.0  # when the latest request's first byte came (monotonic)
         self.closing = False  # reading has stopped: close once every answer is written
         self.lingering = False
 
@@ -169,6 +171,8 @@ class EdgeProtocol(asyncio.Protocol):
             return self.refuse(bad_request())
         self.keep_time()
         if self.inner is not None:
+            # Copied by the task uvicorn makes for a request whose head this chunk completes.
+            access_log.STARTED.set(self.request_started)
             self.inner.data_received(data)
 
     # asyncio's Protocol.eof_received may return True (keep the socket half open).
@@ -202,6 +206,7 @@ class EdgeProtocol(asyncio.Protocol):
     # Parser callbacks: httptools calls only these, and none for the body's bytes.
     def on_message_begin(self) -> None:
         self.reading, self.in_body, self.began = True, False, True
+        self.request_started = time.monotonic()
         self.head_seen = self.head_bytes = self.target_bytes = self.fields = 0
 
     def on_url(self, url: bytes) -> None:

@@ -21,5 +21,5 @@ class IntegrationsConfig(AppConfig):
         # Every kind's delivery counters are in the scrape from the start, at 0, as the
         # submission outcomes are: a dashboard's rate() needs the series before its first event.
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:
-            for outcome in ("delivered", "failed"):
+            for outcome in metrics.DELIVERY_OUTCOMES:
                 metrics.deliveries.labels(kind, outcome)

@@ -2,6 +2,7 @@
 
 from django.db.models import Count, Max, Q, QuerySet
 
+from accounts import mailer
 from integrations import kinds
 from integrations.models import TEST, Delivery, DeliveryState, Integration
 
@@ -92,3 +93,9 @@ def integrations_for_form(owner, form) -> list[Integration]:
         failed=failed_deliveries_count())
     return [*built_in,
             *(row for row in integrations_of(owner) if receives(row.form_id, form.pk))]
+
+
+def mail_server() -> mailer.State:
+    """The mail server that account mail and the owners' notifications leave through, as the
+    last send found it (accounts/mailer.py records every send)."""
+    return mailer.state()

@@ -1,13 +1,20 @@
-"""Beat's heartbeat: beat stamps it (operations/beat.py); readiness reads its age."""
+"""Heartbeats of the processes that have no request to answer: beat stamps its own from its
+scheduling loop (operations/beat.py), each worker its own from its timer
+(operations/workers.py). /status and the metrics read their ages."""
 
 from __future__ import annotations
 
-from django.db.models import DurationField, ExpressionWrapper, F
+from datetime import datetime, timedelta
+
+from django.db.models import DurationField, ExpressionWrapper, F, Max
 
 from core.infra.dbtime import DatabaseNow
 from operations.models import Heartbeat
 
 BEAT = "beat"
+WORKER_PREFIX = "worker:"
+# A worker not seen for a day is gone (replaced, scaled down): its row is dropped.
+WORKER_FORGOTTEN_AFTER = timedelta(days=1)
 
 
 def stamp(name: str = BEAT) -> None:
@@ -15,12 +22,37 @@ def stamp(name: str = BEAT) -> None:
         Heartbeat.objects.get_or_create(name=name, defaults={"at": DatabaseNow()})
 
 
+def worker_name(hostname: str) -> str:
+    return (WORKER_PREFIX + hostname)[:Heartbeat._meta.get_field("name").max_length]
+
+
+def stamp_worker(hostname: str) -> None:
+    stamp(worker_name(hostname))
+    Heartbeat.objects.filter(name__startswith=WORKER_PREFIX,
+                             at__lt=DatabaseNow() - WORKER_FORGOTTEN_AFTER).delete()
+
+
+def _aged():
+    return Heartbeat.objects.annotate(
+        age=ExpressionWrapper(DatabaseNow() - F("at"), output_field=DurationField()))
+
+
 def age_seconds(name: str = BEAT) -> float | None:
     """Seconds since the last stamp, by the database's clock; None if never stamped."""
-    row = (
-        Heartbeat.objects.filter(name=name)
-        .annotate(age=ExpressionWrapper(DatabaseNow() - F("at"), output_field=DurationField()))
-        .values_list("age", flat=True)
-        .first()
-    )
+    row = _aged().filter(name=name).values_list("age", flat=True).first()
     return None if row is None else max(row.total_seconds(), 0.0)
+
+
+def worker_ages() -> list[float]:
+    """Seconds since each known worker's last stamp, freshest first (database clock)."""
+    rows = _aged().filter(name__startswith=WORKER_PREFIX).order_by("-at")
+    return [max(age.total_seconds(), 0.0) for age in rows.values_list("age", flat=True)]
+
+
+def last_beat_at() -> datetime | None:
+    return Heartbeat.objects.filter(name=BEAT).values_list("at", flat=True).first()
+
+
+def last_worker_at() -> datetime | None:
+    found = Heartbeat.objects.filter(name__startswith=WORKER_PREFIX).aggregate(at=Max("at"))
+    return found["at"]

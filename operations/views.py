@@ -1,4 +1,5 @@
-"""Probes for load balancers and orchestrators, and the metrics scrape."""
+"""Probes for load balancers and orchestrators, the installation's status, and the metrics
+scrape (contract, "Operations"; docs/operating.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from core.errors import default_error, json_error
 from operations import metrics as scrape
-from operations import readiness
+from operations import readiness, status
 
 
 @require_GET
@@ -22,19 +23,35 @@ def healthz(_request: HttpRequest) -> JsonResponse:
 
 @require_GET
 def readyz(_request: HttpRequest) -> HttpResponse:
-    body = readiness.report()
-    return JsonResponse(body, status=200 if body["status"] == "ok" else 503)
+    return _answer(readiness.report())
+
+
+@require_GET
+def installation_status(request: HttpRequest) -> HttpResponse:
+    if not _bearer_of_the_metrics_token(request):
+        return json_error(404, *default_error(404))
+    return _answer(status.report())
 
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    """Prometheus text, for the bearer of METRICS_TOKEN only. Without the token set, or with
-    another one, it is a 404, so a probe learns nothing of it."""
-    token = settings.METRICS_TOKEN
-    presented = request.headers.get("Authorization", "")
-    if not token or not hmac.compare_digest(presented.encode(), f"Bearer {token}".encode()):
+    if not _bearer_of_the_metrics_token(request):
         return json_error(404, *default_error(404))
     body, content_type = scrape.exposition()
     response = HttpResponse(body, content_type=content_type)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _bearer_of_the_metrics_token(request: HttpRequest) -> bool:
+    """Without METRICS_TOKEN set, or with another token, /metrics and /status are a 404, so
+    a probe learns nothing of them. Compared in constant time."""
+    token = settings.METRICS_TOKEN
+    presented = request.headers.get("Authorization", "")
+    return bool(token) and hmac.compare_digest(presented.encode(), f"Bearer {token}".encode())
+
+
+def _answer(body: dict) -> JsonResponse:
+    response = JsonResponse(body, status=200 if body["status"] == "ok" else 503)
     response["Cache-Control"] = "no-store"
     return response

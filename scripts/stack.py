@@ -203,7 +203,8 @@ def wait_until_ready(
     headers: Mapping[str, str] | None = None, context: ssl.SSLContext | None = None,
 ) -> str:
     """Wait until the service says it is ready (/readyz 200, or /healthz 200 where there is
-    no /readyz); return the path that said so. Beat's first heartbeat may take a while."""
+    no /readyz); return the path that said so. /readyz asks only whether the web process can
+    take submissions (from 1.2.0); an older release's also waits for beat's first heartbeat."""
     deadline = time.monotonic() + timeout
     answer: tuple = ()
     while time.monotonic() < deadline:

@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from core import metrics
 from core.infra import dbclock, rawsql
 from integrations.delivery import alerts, messages
 from integrations.delivery.claim import token_value
@@ -66,6 +67,7 @@ def record_successes(results: list[Result]) -> None:
             )
     latest: dict = {}
     for delivery, outcome, started, _ in results:
+        metrics.delivery(delivery.integration.type, "delivered")
         delivery.state, delivery.last_error = DeliveryState.DELIVERED, None
         delivery.finished_at, delivery.lease_until = finished_at, None
         integration = delivery.integration
@@ -102,6 +104,7 @@ def record_attempt(
                        lease_until=None)
     if not held:
         return delivery
+    metrics.delivery(delivery.integration.type, counted_as(outcome, delay))
     DeliveryAttempt.objects.create(
         delivery=delivery,
         number=delivery.attempts,
@@ -120,10 +123,22 @@ def record_attempt(
     return delivery
 
 
+def counted_as(outcome: Outcome, delay: float | None) -> str:
+    """The attempt's outcome in formflow_deliveries_total. A notification held for the
+    owner's digest is on time, not failing: counted as failed, it would set off every
+    failure-rate alert on ordinary traffic."""
+    if outcome.ok:
+        return "delivered"
+    if delay is None:
+        return "failed"
+    return "held" if outcome.held else "retrying"
+
+
 def finish(delivery: Delivery, state: str, error: str | None) -> Delivery:
     """End a delivery without an attempt (its integration was disabled)."""
-    _fenced(delivery, state=state, last_error=error, finished_at=dbclock.now(),
-            lease_until=None)
+    if _fenced(delivery, state=state, last_error=error, finished_at=dbclock.now(),
+               lease_until=None):
+        metrics.delivery(delivery.integration.type, state)
     return delivery
 
 

@@ -15,12 +15,9 @@ __all__ = ["Outcome", "deliver"]
 
 
 def deliver(integration: Integration, event: dict[str, Any], msg_id: str) -> Outcome:
-    try:
-        outcome = kinds.get(integration.type).transport(integration, event, msg_id)
-    except Exception:
-        metrics.deliveries.labels(integration.type, "failed").inc()
-        raise
-    metrics.deliveries.labels(integration.type, "delivered" if outcome.ok else "failed").inc()
+    """The attempt's outcome; it is counted (formflow_deliveries_total) where it is recorded,
+    which alone knows whether a failure is retried (integrations/delivery/record.py)."""
+    outcome = kinds.get(integration.type).transport(integration, event, msg_id)
     if outcome.ok and event["type"] == "submission.created":
         submitted = datetime.fromisoformat(event["data"]["submittedAt"])
         metrics.delivery_seconds.observe(max((clock.now() - submitted).total_seconds(), 0.0))

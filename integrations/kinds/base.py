@@ -38,6 +38,7 @@ class Outcome:
     error: str | None = None
     retry_after: float | None = None
     permanent: bool = False  # no retry will help
+    held: bool = False  # not sent yet on purpose (the owner's hourly digest), nothing wrong
     disable: bool = False  # the receiver said the destination is gone (404/410)
     secrets: dict[str, Any] | None = None  # refreshed credentials to store
 

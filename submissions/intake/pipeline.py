@@ -234,7 +234,7 @@ def _store(
               "user_agent": visit.user_agent, "submission_id": submission_id}
     if not form.spam_filter:
         created = submission_create(**stored, ticket=ticket)
-        metrics.submission("inbox")
+        metrics.submission("stored")
         return created
     ip = visit.ip or ""
     verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip,
@@ -247,7 +247,7 @@ def _store(
             metrics.submission("spam")
             return held
         created = submission_create(**stored, ticket=ticket, verdict=verdict.as_json())
-        metrics.submission("inbox")
+        metrics.submission("stored")
         return created
     except BaseException:
         spam.forget(form.pk, data, ip)

@@ -72,11 +72,11 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             raise pipeline.form_not_found()
         submission_id, form = pipeline.accept(visit, slug, form, body)
     except ServiceError as error:
-        metrics.submission("rejected")
+        _count_refusal(error)
         return Responder(_answered_as(visit, request), form).error(error)
     except (OperationalError, InterfaceError):
         # Nothing was stored (the reservation is given back): the visitor may send again.
-        metrics.submission("error")
+        metrics.submission("unavailable")
         return Responder(visit, form).error(database_unavailable())
     except IntegrityError:
         # The form was deleted while the submission was being stored: its foreign key.
@@ -86,6 +86,26 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
     finally:
         body.close()  # temporary files of uploads, stored or not
     return Responder(_answered_as(visit, request), form).success(submission_id)
+
+
+# What a refusal is counted as (formflow_submissions_total); by status where the code is one
+# of several of that kind (every 413 is too large, every 503 a store that was away).
+_REFUSALS_BY_CODE = {
+    "origin_not_allowed": "origin",
+    "rate_limited": "rate_limited",
+    "monthly_limit_reached": "over_limit",
+    "captcha_failed": "captcha",
+}
+_REFUSALS_BY_STATUS = {413: "too_large", 503: "unavailable"}
+
+
+def _count_refusal(error: ServiceError) -> None:
+    """A post to an address with no form is no form's submission: it is counted with the
+    other requests only (formflow_http_requests_total, status 404)."""
+    if error.code == "form_not_found":
+        return
+    outcome = _REFUSALS_BY_CODE.get(error.code) or _REFUSALS_BY_STATUS.get(error.status_code)
+    metrics.submission(outcome or "invalid")
 
 
 class SubmitView(APIView):

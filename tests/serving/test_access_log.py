@@ -2,6 +2,7 @@
 download link's sig, an erasure's address, search terms): the path only."""
 
 import logging
+import re
 
 import pytest
 
@@ -33,3 +34,23 @@ def test_no_query_string_reaches_the_access_log(logged_server, caplog):
     secrets = ("SECRET-GRANT", "SIGNED-STATE", "ada@example.com", "SIGNED-LINK", "PRIVATE-TERM",
                "?")
     assert not any(secret in line for line in lines for secret in secrets)
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_each_access_line_carries_the_requests_duration(transactional_db, caplog, loop):
+    """On both loops the production worker may run (uvloop where it is installed)."""
+    caplog.set_level(logging.INFO, logger="uvicorn.access")
+    server = EdgeServer(threads=2, access_log=True, loop=loop)
+    server.start()
+    try:
+        server.exchange(request("GET", "/healthz"))
+    finally:
+        server.stop()
+
+    records = [r for r in caplog.records if r.name == "uvicorn.access"]
+    assert len(records) == 1
+    line = records[0].getMessage()
+    assert re.fullmatch(r'.* - "GET /healthz HTTP/1\.1" 200 \d+\.\d{3}s', line), line
+    assert 0 < records[0].duration_seconds < 5
+    assert float(line.rsplit(" ", 1)[1].removesuffix("s")) == pytest.approx(
+        records[0].duration_seconds, abs=0.001)

@@ -72,7 +72,8 @@ def _deliver(integration: Integration, digest_id: int) -> Outcome:
     if claimed is None:
         return Outcome(True)  # the digest with this submission in it is out
     if isinstance(claimed, timedelta):
-        return Outcome(False, error=HELD_ERROR, retry_after=claimed.total_seconds())
+        return Outcome(False, error=HELD_ERROR, retry_after=claimed.total_seconds(),
+                       held=True)
     outcome = mail.send(digest_message(integration, claimed))
     done = {"sent_at": now} if outcome.ok else {}
     OwnerDigest.objects.filter(pk=digest_id).update(sending_until=None, **done)
