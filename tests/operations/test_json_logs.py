@@ -24,6 +24,17 @@ def run(name: str, env: dict, tmp_path: Path, while_running) -> tuple[str, str]:
     return out.read_text(), err.read_text()
 
 
+def until_logged(path_of, words: str, timeout: float = 60):
+    """Wait while the process runs until its log holds ``words`` (a fixed sleep is too short
+    for a nice-19 process on a busy machine, and too long on an idle one)."""
+    def wait():
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and words not in path_of().read_text():
+            time.sleep(0.2)
+        time.sleep(0.5)  # the rest of what it logs at start
+    return wait
+
+
 def entries(text: str) -> list[dict]:
     """Every line of ``text`` as JSON (a line that is not fails the test, naming it)."""
     return [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -48,7 +59,8 @@ def test_the_web_servers_own_lines_and_its_access_log_are_json(environment, tmp_
 
 
 def test_beats_log_lines_are_json(environment, tmp_path):
-    _out, err = run("beat", environment, tmp_path, lambda: time.sleep(6))
+    _out, err = run("beat", environment, tmp_path,
+                    until_logged(lambda: tmp_path / "beat.err", "celery.beat"))
 
     logged = entries(err)  # the banner Celery prints goes to standard output, not the log
     assert any(entry["logger"] == "celery.beat" for entry in logged)
@@ -57,7 +69,8 @@ def test_beats_log_lines_are_json(environment, tmp_path):
 
 def test_a_workers_log_lines_are_json(environment, tmp_path):
     environment = {**environment, "WORKER_CONCURRENCY": "1"}
-    _out, err = run("worker", environment, tmp_path, lambda: time.sleep(8))
+    _out, err = run("worker", environment, tmp_path,
+                    until_logged(lambda: tmp_path / "worker.err", "ready"))
 
     logged = entries(err)
     assert any("ready" in entry["message"] for entry in logged)
