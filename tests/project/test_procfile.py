@@ -134,7 +134,7 @@ def test_formflow_manage_runs_manage_py_with_the_environment_file(tmp_path):
     (tmp_path / "backups").mkdir()
     backup = formflow_manage(env_file, "backup", str(tmp_path / "backups"))
     assert backup.returncode == 0, backup.stderr
-    assert len(list((tmp_path / "backups").glob("formflow-*.sqlite3"))) == 1
+    assert len(list((tmp_path / "backups").glob("formflow-*.tar"))) == 1
 
     said = formflow_manage(env_file, "shell", "--no-imports", "-c",
                            "from django.conf import settings as s; "
