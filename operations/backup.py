@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from django.core.files.storage import storages
 from django.db import connection
@@ -68,6 +70,13 @@ def stored_files(folder: Path | None) -> list[Path]:
 # --- backup -----------------------------------------------------------------------------------
 
 
+def backup_to_stream(out: IO[bytes]) -> Summary:
+    """Write the archive to ``out`` as a stream (``manage.py backup -``: standard output, for
+    a container or a pipe to other storage)."""
+    with tarfile.open(fileobj=out, mode="w|") as archive:
+        return _write(archive, Path("-"))
+
+
 def backup(dest: Path) -> Summary:
     """Write the archive to ``dest`` (a new file, or a new file in a folder), readable by this
     user alone: it holds every submission."""
@@ -114,6 +123,15 @@ def _add_manifest(archive: tarfile.TarFile, folder: Path | None) -> None:
 
 
 # --- restore ----------------------------------------------------------------------------------
+
+
+def restore_from_stream(stream: IO[bytes]) -> Summary:
+    """Restore from ``stream`` (``manage.py restore -``: standard input). A restore reads the
+    archive's parts in its own order, so the stream is kept in a private file first."""
+    with tempfile.NamedTemporaryFile(prefix="formflow-restore-", suffix=".tar") as copy:
+        shutil.copyfileobj(stream, copy)
+        copy.flush()
+        return restore(Path(copy.name))
 
 
 def restore(source: Path) -> Summary:

@@ -84,6 +84,9 @@ def test_a_restore_with_the_same_keys_serves_the_submissions_and_their_files(
     assert download(by_name["cv.pdf"]["url"]) == PDF
     assert download(by_name["me.png"]["url"]) == PNG
     assert StoredFile.objects.count() == 2
+    # Sequences went back with the rows: the restored installation takes new submissions.
+    again = {"cv": upload("cv2.pdf", PDF, "application/pdf")}
+    assert post(public, form, {"name": "Grace", **again}).status_code == 200
 
 
 def test_the_archive_is_private_and_holds_the_database_and_the_files(public, user, uploads,
@@ -97,7 +100,7 @@ def test_the_archive_is_private_and_holds_the_database_and_the_files(public, use
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     names = archive_names(path)
     assert names[0] == "backup.json"
-    assert {"database.sqlite3", "database.dump"} & set(names)
+    assert {"database.sqlite3", "database.pgcopy.tar"} & set(names)
     stored = [p.relative_to(uploads) for p in uploads.rglob("*") if p.is_file()]
     assert sorted(n for n in names if n.startswith("files/")) == sorted(
         f"files/{name}" for name in stored)
@@ -157,3 +160,34 @@ def test_backup_never_overwrites(db, tmp_path):
     with pytest.raises(CommandError, match="exists already"):
         call_command("backup", str(existing))
     assert existing.read_text() == "keep me"
+
+
+@pytest.mark.sqlite
+def test_backup_and_restore_stream_through_a_pipe(tmp_path):
+    """`manage.py backup -` writes the archive to standard output and `manage.py restore -`
+    reads it from standard input (compose's commands, docs/deploy.md): as real processes."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+
+    def manage(data_dir: Path, *arguments: str, given: bytes | None = None):
+        env = {"PATH": "/usr/bin:/bin", "DATA_DIR": str(data_dir),
+               "DJANGO_SETTINGS_MODULE": "config.settings"}
+        return subprocess.run([sys.executable, "manage.py", *arguments], cwd=root, env=env,
+                              input=given, capture_output=True, timeout=120)
+
+    source, restored = tmp_path / "source", tmp_path / "restored"
+    assert manage(source, "migrate", "--no-input").returncode == 0
+    (source / "uploads" / "a").mkdir(parents=True)
+    (source / "uploads" / "a" / "file").write_bytes(PNG)
+
+    made = manage(source, "backup", "-")
+    put_back = manage(restored, "restore", "-", given=made.stdout)
+
+    assert made.returncode == 0, made.stderr
+    assert b"Backed up the sqlite database and 1 stored files to standard output" in made.stderr
+    assert put_back.returncode == 0, put_back.stderr
+    assert (restored / "uploads" / "a" / "file").read_bytes() == PNG
+    listed = manage(restored, "showmigrations", "forms_app")
+    assert b"[X] 0009_form_notify_owner" in listed.stdout
