@@ -270,3 +270,33 @@ def test_the_worker_unit_gives_it_longer_than_its_stop_time():
     worker = unit_settings("worker")
     assert int(worker["TimeoutStopSec"][0]) > WORKER_STOP_SECONDS
     assert worker["KillMode"] == ["mixed"]  # SIGTERM to Celery's main process first
+
+
+def docs_compose_commands() -> list[list[str]]:
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    blocks = re.findall(r"^```sh\n(.*?)```", text, re.DOTALL | re.M)
+    return [line.split() for block in blocks for line in block.splitlines()
+            if line.startswith("docker compose ")]
+
+
+def test_the_docs_compose_commands_fit_compose():
+    """Each `docker compose` command of docs/deploy.md names services compose.yaml has, and a
+    `manage.py` command that exists (compose itself cannot run in CI)."""
+    from django.core.management import get_commands
+
+    services = set(compose_services())
+    found = docs_compose_commands()
+    assert {words[2] for words in found} >= {"exec", "run", "up", "build"}
+    for words in found:
+        rest = words[3:words.index("manage.py")] if "manage.py" in words else words[3:]
+        # Flags, and the value of the one flag that takes one here.
+        named = [word for n, word in enumerate(rest) if not word.startswith("-")
+                 and rest[n - 1] != "--entrypoint" and word != "python"]
+        assert set(named) <= services, words
+        if "manage.py" in words:
+            assert words[words.index("manage.py") + 1] in get_commands(), words
+    # --wait needs health checks on what it waits for.
+    for words in found:
+        if "--wait" in words:
+            for name in words[words.index("--wait") + 1:]:
+                assert "healthcheck" in compose_services()[name], name
