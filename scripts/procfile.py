@@ -292,8 +292,10 @@ def main(argv: list[str]) -> int:
             print(shlex.join(command(rest[0], bin_dir=Path(sys.executable).parent)))
         elif action == "run":
             if rest[0] == "--migrate":
-                subprocess.run([sys.executable, "manage.py", "migrate", "--no-input"], cwd=ROOT,
-                               check=True)
+                migrated = subprocess.run([sys.executable, "manage.py", "migrate", "--no-input"],
+                                          cwd=ROOT)
+                if migrated.returncode:
+                    return migrated.returncode  # manage.py has said why, in one line
                 rest = rest[1:]
             words = command(rest[0], bin_dir=Path(sys.executable).parent)
             os.chdir(ROOT)

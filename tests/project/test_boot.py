@@ -178,14 +178,19 @@ def process_environment(tmp_path: Path, **env: str) -> dict[str, str]:
     return environment
 
 
+# Besides the Procfile's lines: manage.py, and the container image's entry for compose's web.
+OTHER_ENTRIES = {"manage.py": ["manage.py", "check"],
+                 "image web": ["scripts/procfile.py", "run", "--migrate", "web"]}
+
+
 def run_process(name: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """The Procfile's ``name`` line as the units run it, or ``manage.py check``."""
-    words = ([sys.executable, "manage.py", "check"] if name == "manage.py"
+    """The Procfile's ``name`` line as the units run it, or one of OTHER_ENTRIES."""
+    words = ([sys.executable, *OTHER_ENTRIES[name]] if name in OTHER_ENTRIES
              else procfile.command(name, env=env, bin_dir=BIN))
     return subprocess.run(words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("process", ["manage.py", "web", "worker", "beat"])
+@pytest.mark.parametrize("process", ["manage.py", "web", "worker", "beat", "image web"])
 @pytest.mark.parametrize("variable", WRONG_SETTINGS)
 def test_a_wrong_setting_stops_the_start_with_one_line_naming_it(tmp_path, process, variable):
     wrong, said = WRONG_SETTINGS[variable]
