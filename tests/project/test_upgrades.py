@@ -225,3 +225,24 @@ def test_an_installation_at_1_1_0_turns_off_only_what_the_upgrade_turned_on(scra
         "Made under 1.1.0": [True, True],
         "Made under 1.2.0": [True, True],
     }
+
+
+def changelog_entries() -> dict[str, str]:
+    """Each release's part of CHANGELOG.md, by version."""
+    text = (ROOT / "CHANGELOG.md").read_text()
+    parts = re.split(r"^## \[([^\]]+)\][^\n]*\n", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_every_changelog_entry_has_an_upgrading_part():
+    entries = changelog_entries()
+    assert {"1.0.0", "1.1.0", "1.2.0"} <= set(entries)
+    for version, entry in entries.items():
+        upgrading = re.search(r"^### Upgrading\n((?:- .*\n(?:  .*\n)*)+)", entry, re.M)
+        assert upgrading, f"{version} has no Upgrading part listing what changes"
+
+
+def test_1_1_0_says_it_turned_owner_email_on_first():
+    upgrading = changelog_entries()["1.1.0"].split("### Upgrading\n", 1)[1]
+    first = upgrading.split("\n- ", 1)[0]
+    assert "Owner email turns on for every existing form" in first
