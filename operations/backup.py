@@ -2,11 +2,12 @@
 (contract, "Backups hold everything"; docs/operating.md, "Backups and restore").
 
 The archive is a tar file: ``backup.json`` (what it holds), the database's dump (operations/
-dumps.py: SQLite's backup API or pg_dump), and the uploads folder's files under ``files/``,
-copied as they lie on disk (encrypted at rest, so the keys are needed to read them, as they
-are for the stored secrets). With uploads in an S3-compatible store the archive holds the
-database alone: the bucket is backed up by its own versioning. The keys are never in the
-archive: they are kept apart from it.
+dumps.py: SQLite's backup API, or COPY on PostgreSQL), and the uploads folder's files under
+``files/``, byte for byte as they lie on disk (so they come back exactly as they were, and
+need the same keys). With uploads in an S3-compatible store the archive holds the database
+alone: the bucket is backed up by its own versioning. The keys are never in the archive: they
+are kept apart from it. Scratch copies go to DATA_DIR, the service's own writable folder
+(/tmp may be a small tmpfs, or private to one unit).
 
 A restore goes into an empty database and an empty uploads folder only, so it can never mix
 two installations' rows or overwrite a file.
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from django.conf import settings
 from django.core.files.storage import storages
 from django.db import connection
 
@@ -97,16 +99,20 @@ def backup(dest: Path) -> Summary:
 def _write(archive: tarfile.TarFile, path: Path) -> Summary:
     dump, folder = dumper(), uploads_folder()
     _add_manifest(archive, folder)
-    with tempfile.TemporaryDirectory(prefix="formflow-backup-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="formflow-backup-", dir=settings.DATA_DIR) as scratch:
         copy = Path(scratch) / dump.filename
         dump.dump(copy)
         archive.add(copy, arcname=dump.filename)
     if folder is None:
         return Summary(path, connection.vendor, None)
-    files = stored_files(folder)
-    for file in files:
-        archive.add(file, arcname=f"{FILES}/{file.relative_to(folder)}", recursive=False)
-    return Summary(path, connection.vendor, len(files))
+    added = 0
+    for file in stored_files(folder):
+        try:
+            archive.add(file, arcname=f"{FILES}/{file.relative_to(folder)}", recursive=False)
+        except FileNotFoundError:
+            continue  # deleted with its submission since the folder was listed
+        added += 1
+    return Summary(path, connection.vendor, added)
 
 
 def _add_manifest(archive: tarfile.TarFile, folder: Path | None) -> None:
@@ -128,7 +134,8 @@ def _add_manifest(archive: tarfile.TarFile, folder: Path | None) -> None:
 def restore_from_stream(stream: IO[bytes]) -> Summary:
     """Restore from ``stream`` (``manage.py restore -``: standard input). A restore reads the
     archive's parts in its own order, so the stream is kept in a private file first."""
-    with tempfile.NamedTemporaryFile(prefix="formflow-restore-", suffix=".tar") as copy:
+    with tempfile.NamedTemporaryFile(prefix="formflow-restore-", suffix=".tar",
+                                     dir=settings.DATA_DIR) as copy:
         shutil.copyfileobj(stream, copy)
         copy.flush()
         return restore(Path(copy.name))
@@ -153,7 +160,7 @@ def _restore(archive: tarfile.TarFile, source: Path) -> Summary:
         raise ServiceError("no_folder", "The archive holds files, but STORAGE_URL names an "
                                         "S3 store: restore with the uploads on disk.")
     _check_empty(folder)
-    with tempfile.TemporaryDirectory(prefix="formflow-restore-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="formflow-restore-", dir=settings.DATA_DIR) as scratch:
         archive.extract(dump.filename, scratch, filter="data")
         dump.load(Path(scratch) / dump.filename)
     _extract_files(archive, files, folder)

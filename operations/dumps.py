@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Protocol
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
@@ -67,7 +68,7 @@ class PostgresDump:
                          "sequences": sequence_positions(cursor)}
             add_bytes(out, SCHEMA, json.dumps(described).encode())
             for table in tables:
-                with tempfile.TemporaryFile() as rows:
+                with tempfile.TemporaryFile(dir=settings.DATA_DIR) as rows:
                     with cursor.copy(f"COPY {quoted(table)} TO STDOUT") as copy:
                         for block in copy:
                             rows.write(block)
@@ -146,7 +147,7 @@ def member(archive: tarfile.TarFile, name: str) -> IO[bytes]:
 
 
 def add_bytes(out: tarfile.TarFile, name: str, data: bytes) -> None:
-    with tempfile.TemporaryFile() as buffer:
+    with tempfile.TemporaryFile(dir=settings.DATA_DIR) as buffer:
         buffer.write(data)
         add_file(out, name, buffer)
 
