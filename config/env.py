@@ -6,6 +6,7 @@ import os
 import secrets
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from cryptography.fernet import Fernet
 
@@ -72,6 +73,32 @@ def integer_list(name: str, default: str) -> list[int]:
     if any(value < 0 for value in values):
         raise ConfigError(f"{name} must not contain negative numbers")
     return values
+
+
+def http_url(name: str, default: str) -> str:
+    """An absolute http(s) URL, without a trailing slash. ``forms.example.com`` alone would
+    make every form endpoint and emailed link relative, so it stops the start."""
+    value = os.environ.get(name, "").strip() or default
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{name} must be an absolute http(s) URL such as https://forms.example.com, "
+            f"got {value!r}")
+    return value.rstrip("/")
+
+
+def url(name: str, schemes: tuple[str, ...]) -> str | None:
+    """An optional URL whose scheme is one of ``schemes`` (checked here, where the variable's
+    name is known, instead of failing later inside a library)."""
+    value = optional(name)
+    if value is None:
+        return None
+    scheme = urlsplit(value).scheme
+    if scheme not in schemes:
+        shown = f"{scheme}://" if scheme else "no scheme"
+        raise ConfigError(
+            f"{name} must start with {' or '.join(s + '://' for s in schemes)}, got {shown}")
+    return value
 
 
 def export_default(name: str, value: str) -> str:

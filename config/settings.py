@@ -20,7 +20,8 @@ DEBUG = env.boolean("DEBUG", False)
 # A shared database means the service may run on several machines, and every one of them must
 # sign and encrypt with the same keys: a key generated into one machine's DATA_DIR would make
 # tokens and stored secrets unreadable on the others. So production never generates them.
-SHARED_KEYS_REQUIRED = not DEBUG and env.optional("DATABASE_URL") is not None
+DATABASE_SCHEMES = ("postgres", "postgresql", "sqlite")
+SHARED_KEYS_REQUIRED = not DEBUG and env.url("DATABASE_URL", DATABASE_SCHEMES) is not None
 
 
 def _key(name: str, filename: str, make) -> str:
@@ -35,8 +36,12 @@ FIELD_ENCRYPTION_KEYS = env.string_list(
     "FIELD_ENCRYPTION_KEYS", _key("FIELD_ENCRYPTION_KEYS", "fernet_key", env.new_fernet_key)
 )
 ALLOWED_HOSTS = env.string_list("ALLOWED_HOSTS", "localhost,127.0.0.1")
-BASE_URL = env.string("BASE_URL", "http://localhost:8000").rstrip("/")
+BASE_URL = env.http_url("BASE_URL", "http://localhost:8000")
 BASE_URL_IS_HTTPS = urlsplit(BASE_URL).scheme == "https"
+if DEBUG and BASE_URL_IS_HTTPS:
+    # An https BASE_URL is a public site: DEBUG there shows settings and stack traces to
+    # visitors and sends cookies without Secure.
+    raise env.ConfigError("DEBUG must be off when BASE_URL is https (a public site)")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -94,7 +99,8 @@ TEMPLATES = [
     },
 ]
 
-DATABASE_URL = env.optional("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
+DATABASE_URL = (env.url("DATABASE_URL", DATABASE_SCHEMES)
+                or f"sqlite:///{DATA_DIR / 'db.sqlite3'}")
 # Connections are kept for a minute. Django's CONN_HEALTH_CHECKS is left off: it costs every
 # request one more round trip (a fifth of a submission's time under load); a connection that
 # broke is dropped at the end of the request that saw the error.
@@ -125,7 +131,7 @@ elif env.boolean("DATABASE_PREPARED_STATEMENTS", True):
 DATABASE_SESSION_TIMEOUTS = env.boolean("DATABASE_SESSION_TIMEOUTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env.optional("REDIS_URL")
+REDIS_URL = env.url("REDIS_URL", ("redis", "rediss", "unix"))
 if REDIS_URL:
     CACHES = {
         "default": {

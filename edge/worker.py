@@ -7,6 +7,9 @@ httptools protocol. ``--threads`` is the number of threads per process that run 
 
 from __future__ import annotations
 
+import sys
+
+from gunicorn.arbiter import Arbiter
 from uvicorn_worker import UvicornWorker
 
 from edge.protocol import EdgeProtocol
@@ -26,6 +29,14 @@ class Worker(UvicornWorker):
     }
 
     def load_wsgi(self) -> None:
-        super().load_wsgi()
+        try:
+            super().load_wsgi()
+        except SystemExit as refusal:
+            # The app refused to load (config.boot has said why). Any other exit code makes
+            # the master start another worker, which fails the same way, hundreds of times a
+            # minute while it holds the port; this one makes it stop ("Worker failed to boot").
+            if isinstance(refusal.code, str):
+                sys.stderr.write(f"{refusal.code}\n")
+            sys.exit(Arbiter.WORKER_BOOT_ERROR)
         if hasattr(self.wsgi, "threads"):
             self.wsgi.threads = self.cfg.threads

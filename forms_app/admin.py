@@ -12,7 +12,9 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
     list_display = ["name", "slug", "owner", "submission_count", "rate_limit", "created_at"]
     list_select_related = ["owner"]
     search_fields = ["name", "slug", "owner__email"]
-    list_filter = ["created_at"]
+    # notify_owner and updated_at: which forms the 1.2.0 upgrade turned owner email off for
+    # (docs/operating.md, "Owner notifications and the upgrade to 1.1.0").
+    list_filter = ["notify_owner", "created_at", "updated_at"]
     readonly_fields = [
         "id",
         "slug",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What ships in deploy/, the Containerfile and the backup story, proven on this machine.
 
-    python3 scripts/deploy_check.py [units] [caddy] [container] [restore]   # all by default
+    python3 scripts/deploy_check.py [units] [caddy] [ride] [container] [restore]  # all by default
         [--postgres postgres://postgres@127.0.0.1:5432] [--database-prefix formflow_deploy]
         [--redis-url redis://127.0.0.1:6379/12] [--base-cache /var/cache/formflow-ci]
 
@@ -9,12 +9,16 @@
   holds the system's own units and stand-ins for the venv's commands; any warning fails.
 - caddy: the production smoke (scripts/smoke.py production --behind-caddy) through
   deploy/Caddyfile over HTTPS from Caddy's own CA: client address, BASE_URL, Secure cookies.
+- ride: deploy/Caddyfile in front of the Procfile's web, which is stopped and started again
+  while requests flow through Caddy: every one is answered 200, none refused.
 - container: a Debian base made by debootstrap (kept in --base-cache between runs), the image
   built from the Containerfile on it with podman, then the image's web, worker and beat on the
   host's network, PostgreSQL and Redis, smoke-tested.
-- restore: the caddy smoke's database dumped (pg_dump), restored into a fresh database, the
-  Procfile's web started on it with the same two keys, and `scripts/smoke.py check
-  --read-back` finds the submissions the smoke made.
+- restore: a file uploaded to the caddy smoke's form, `manage.py backup` (the database and
+  the stored files in one archive), `manage.py restore` into a fresh database and an empty
+  DATA_DIR, the Procfile's web started on it with the same two keys, and `scripts/smoke.py
+  check --read-back` finds the submissions the smoke made and downloads the file byte for
+  byte.
 
 Each prints its duration; the run exits non-zero when one fails. Needs root (debootstrap,
 podman) and the packages podman, buildah, debootstrap, runc and caddy.
@@ -32,7 +36,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from contextlib import ExitStack
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import smoke
@@ -49,7 +56,7 @@ default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
 runtime = "runc"
 """
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
-STAGES = ("units", "caddy", "container", "restore")
+STAGES = ("units", "caddy", "ride", "container", "restore")
 
 
 def run(*words: str | Path, check: bool = True, **options) -> subprocess.CompletedProcess:
@@ -115,27 +122,108 @@ def caddy(args: argparse.Namespace, work: Path) -> None:
 
 
 def restore(args: argparse.Namespace, work: Path) -> None:
-    dump = work / "smoke.dump"
-    run("pg_dump", "--format=custom", f"--file={dump}", postgres_url(args, "smoke"))
-    restored = fresh_database(args, "restored")
-    run("pg_restore", "--no-owner", "--exit-on-error", f"--dbname={restored}", dump)
+    """The drill an operator runs: a file uploaded to the smoke's form, `manage.py backup`,
+    `manage.py restore` into a fresh database and an empty DATA_DIR, then every submission
+    read back and the file downloaded byte for byte, with the same two keys."""
+    record = work / "record.json"
+    source = app_environment(args, postgres_url(args, "smoke"), work / "source-data")
+    with web_on(source, work, "source") as base:
+        smoke.add_file(base, record)
+    archive = work / "formflow.tar"
+    manage(source, "backup", str(archive))
+    restored = app_environment(args, fresh_database(args, "restored"), work / "restored-data")
+    manage(restored, "restore", str(archive))
+    manage(restored, "migrate", "--no-input")
+    with web_on(restored, work, "restored") as base:
+        if smoke.main(["check", "--base-url", base, "--read-back", str(record)]):
+            print((work / "restored-web.log").read_text(errors="replace")[-3000:], flush=True)
+            raise stack.StackFailed("the restored backup did not give the submissions back")
+    secrets_readable(restored, record)
+
+
+def app_environment(args: argparse.Namespace, database: str, data_dir: Path) -> dict:
     port = stack.free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "DATABASE_URL": restored, "REDIS_URL": args.redis_url,
-           "BASE_URL": base, "PORT": str(port), "DATA_DIR": str(work / "restored-data")}
+    env = {**os.environ, "DATABASE_URL": database, "REDIS_URL": args.redis_url,
+           "BASE_URL": f"http://127.0.0.1:{port}", "PORT": str(port), "DATA_DIR": str(data_dir)}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    with stack.started(stack.command("web", env, stack.RUNTIME_BIN), env,
-                       work / "restored-web.log", "web on the restored database") as web:
-        try:
-            stack.wait_until_up(base, [web])
-            code = smoke.main(["check", "--base-url", base, "--read-back",
-                               str(work / "record.json")])
-        except stack.StackFailed:
-            code = 1
-    if code:
-        print((work / "restored-web.log").read_text(errors="replace")[-3000:], flush=True)
-        raise stack.StackFailed("the restored database did not give the submissions back")
-    secrets_readable(env, work / "record.json")
+    return env
+
+
+@contextmanager
+def web_on(env: dict, work: Path, name: str) -> Iterator[str]:
+    """The Procfile's web line on ``env``'s database, while the block runs: its base URL."""
+    log = work / f"{name}-web.log"
+    with stack.started(stack.command("web", env, stack.RUNTIME_BIN), env, log,
+                       f"web on the {name} database") as web:
+        stack.wait_until_up(env["BASE_URL"], [web])
+        yield env["BASE_URL"]
+
+
+def manage(env: dict, *arguments: str) -> None:
+    run(stack.RUNTIME_BIN / "python", "manage.py", *arguments, cwd=ROOT, env=env)
+
+
+# --- ride: a web restart behind Caddy ------------------------------------------------------
+
+
+def ride(args: argparse.Namespace, work: Path) -> None:
+    """deploy/Caddyfile rides a web restart: requests sent through Caddy all the while the
+    web process stops and starts again are each answered, none refused (lb_try_duration)."""
+    https_port = stack.free_port()
+    env = app_environment(args, postgres_url(args, "smoke"), work / "ride-data")
+    env.update(BASE_URL=f"https://localhost:{https_port}", TRUSTED_PROXY_COUNT="1",
+               ALLOWED_HOSTS="localhost,127.0.0.1")
+    local = f"http://127.0.0.1:{env['PORT']}"
+    with ExitStack() as cleanup:
+        smoke.caddy(cleanup, work, int(env["PORT"]), https_port)
+        flood = Flood(f"https://localhost:{https_port}/healthz")
+        with web_process(env, work, "before") as web:
+            stack.wait_until_up(local, [web], headers=smoke.VIA_PROXY)
+            flood.start()  # flows while this web stops and the next one starts
+            time.sleep(2)
+        with web_process(env, work, "after") as web:
+            stack.wait_until_up(local, [web], headers=smoke.VIA_PROXY)
+            time.sleep(2)
+            answers = flood.stop()
+    refused = [answer for answer in answers if answer != 200]
+    if refused or len(answers) < 10:
+        raise stack.StackFailed(f"across a web restart Caddy answered {len(answers)} requests, "
+                                f"{len(refused)} not 200: {sorted(set(map(str, refused)))}")
+    print(f"ride: {len(answers)} requests through Caddy across a web restart, all 200",
+          flush=True)
+
+
+def web_process(env: dict, work: Path, turn: str):
+    return stack.started(stack.command("web", env, stack.RUNTIME_BIN), env,
+                         work / f"ride-web-{turn}.log", f"web ({turn} the restart)")
+
+
+class Flood:
+    """GETs one after another on a thread, each answer's status kept (an error's name when
+    nothing answered)."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.answers = url, []
+        self.running = threading.Event()
+        self.thread = threading.Thread(target=self._send, daemon=True)
+
+    def start(self) -> None:
+        self.running.set()
+        self.thread.start()
+
+    def stop(self) -> list:
+        self.running.clear()
+        self.thread.join(timeout=60)
+        return self.answers
+
+    def _send(self) -> None:
+        while self.running.is_set():
+            try:
+                status, _, _ = stack.request("GET", self.url, timeout=30, context=smoke.TLS)
+            except OSError as error:
+                status = type(error).__name__
+            self.answers.append(status)
+            time.sleep(0.05)
 
 
 # Integration secrets are encrypted with FIELD_ENCRYPTION_KEYS: the restored webhook's signing
@@ -217,7 +305,8 @@ def container(args: argparse.Namespace, work: Path) -> None:
 
 # --- The command line -------------------------------------------------------------------------
 
-RUNNERS = {"units": units, "caddy": caddy, "container": container, "restore": restore}
+RUNNERS = {"units": units, "caddy": caddy, "ride": ride, "container": container,
+           "restore": restore}
 
 
 def main(argv: list[str]) -> int:
@@ -233,8 +322,9 @@ def main(argv: list[str]) -> int:
     unknown = set(stages) - set(STAGES)
     if unknown:
         parser.error(f"no such stage: {', '.join(sorted(unknown))} (stages: {', '.join(STAGES)})")
-    if "restore" in stages and "caddy" not in stages:
-        stages.insert(stages.index("restore"), "caddy")  # restore reads back what it made
+    for needs_smoke in ("ride", "restore"):  # both run on the caddy smoke's database
+        if needs_smoke in stages and "caddy" not in stages:
+            stages.insert(stages.index(needs_smoke), "caddy")
     # The two keys the restored database needs: the same for the smoke and the restore.
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ.setdefault("FIELD_ENCRYPTION_KEYS",

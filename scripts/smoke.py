@@ -270,17 +270,74 @@ def client_address(rows: list[dict], fields: dict) -> None:
 
 
 def read_back(base: str, record: Path) -> None:
-    """Sign in as the recorded account and find every recorded submission, decrypted."""
+    """Sign in as the recorded account and find every recorded submission, decrypted, and
+    download every recorded file."""
     kept = json.loads(record.read_text())
     base = base.rstrip("/")
-    credentials = {"email": kept["email"], "password": kept["password"]}
-    token = expect("sign in", *call(base, "POST", "/api/auth/token", credentials), wanted=200)
-    rows = listed(base, kept["form"], token["accessToken"])
+    rows = listed(base, kept["form"], signed_in(base, kept))
     missing = [fields for fields in kept["submitted"]
                if not any(row["fields"] == fields for row in rows)]
     if missing:
         raise SmokeFailed(f"not read back: {missing}")
     say(f"read back all {len(kept['submitted'])} recorded submissions")
+    files_read_back(rows, kept)
+def add_file(base: str, record: Path) -> None:
+    """Turn file uploads on for the recorded form and submit a file to it; the record keeps
+    the file's bytes, so a restored backup's read-back can compare them."""
+    kept = json.loads(record.read_text())
+    token = signed_in(base, kept)
+    uploads = {"fileUploads": {"maxBytes": 65536, "maxFiles": 1, "types": ["application/pdf"]}}
+    form = expect("turn file uploads on", *call(base, "PATCH", f"/api/v1/forms/{kept['form']}",
+                                                uploads, token), wanted=200)
+    data = b"%PDF-1.7\n" + secrets.token_bytes(4096)
+    fields = {"name": "Lin", "message": f"with a file {secrets.token_hex(4)}"}
+    expect("submit a file", *post_multipart(base, f"/api/v1/f/{form['slug']}", fields,
+                                            ("cv", "cv.pdf", data)), wanted=200)
+    fields["cv"] = f"[File: cv.pdf, {len(data)} bytes]"
+    kept["submitted"].append(fields)
+    kept["files"] = {"cv.pdf": base64.b64encode(data).decode()}
+    record.write_text(json.dumps(kept))
+
+
+def post_multipart(base: str, path: str, fields: dict, file: tuple[str, str, bytes]):
+    """One multipart/form-data post with ``fields`` and one file (field, name, bytes)."""
+    boundary = secrets.token_hex(12)
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+             f"{value}\r\n".encode() for name, value in fields.items()]
+    field, name, data = file
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; '
+                 f'filename="{name}"\r\nContent-Type: application/pdf\r\n\r\n'.encode()
+                 + data + f"\r\n--{boundary}--\r\n".encode())
+    prepared = urllib.request.Request(
+        base.rstrip("/") + path, data=b"".join(parts), method="POST",
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                 "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(prepared, timeout=15, context=TLS) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def signed_in(base: str, kept: dict) -> str:
+    credentials = {"email": kept["email"], "password": kept["password"]}
+    token = expect("sign in", *call(base, "POST", "/api/auth/token", credentials), wanted=200)
+    return token["accessToken"]
+
+
+def files_read_back(rows: list[dict], kept: dict) -> None:
+    """Each recorded file downloads, byte for byte, from its submission's signed link."""
+    links = {file["name"]: file["url"] for row in rows for file in row.get("files") or []}
+    for name, encoded in kept.get("files", {}).items():
+        if name not in links:
+            raise SmokeFailed(f"the file {name} is not listed with its submission")
+        with urllib.request.urlopen(links[name], timeout=15, context=TLS) as response:
+            got = response.read()
+        if got != base64.b64decode(encoded):
+            raise SmokeFailed(f"the file {name} downloads as other bytes ({len(got)} bytes)")
+        say(f"the file {name} downloads byte for byte ({len(got)} bytes)")
+
+
 def hostile_http(base: str, access: str, form_id: str) -> None:
     """scripts/hostile.py's suite and slow-client test against the running deployment."""
     try:

@@ -278,7 +278,7 @@ SEAMS = (
     "submissions/intake/admission/__init__.py",  # admission in Redis or in the database
     "submissions/intake/store/__init__.py",  # the one statement (pg.py) or the ORM (orm.py)
     "submissions/intake/fingerprints.py",  # the duplicate check's notes: Redis or the cache
-    "operations/backup.py",  # SQLite's online backup; on PostgreSQL, a pointer to pg_dump
+    "operations/backup.py",  # picks the database's dump: SQLite's backup API or COPY
     "operations/readiness.py",  # probes each backend the settings name
     "pullapi/pages/backends.py",
     "submissions/export/backends.py",

@@ -138,3 +138,82 @@ def test_the_embedded_database_writes_ahead_to_a_log(tmp_path):
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-2:] == ["wal", "1"]  # synchronous=NORMAL
+
+
+# --- Wrong settings stop every process's start (contract, "Operations") -----------------------
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import procfile  # noqa: E402
+
+BIN = Path(sys.executable).parent
+WRONG_SETTINGS = {
+    "BASE_URL": ({"BASE_URL": "forms.example.com"},
+                 "BASE_URL must be an absolute http(s) URL such as https://forms.example.com, "
+                 "got 'forms.example.com'"),
+    "DATABASE_URL": ({"DATABASE_URL": "mysql://formflow@127.0.0.1/formflow"},
+                     "DATABASE_URL must start with postgres:// or postgresql:// or sqlite://, "
+                     "got mysql://"),
+    "REDIS_URL": ({"REDIS_URL": "memcached://127.0.0.1:11211"},
+                  "REDIS_URL must start with redis:// or rediss:// or unix://, got memcached://"),
+    "DEBUG": ({"DEBUG": "on", "BASE_URL": "https://forms.example.com"},
+              "DEBUG must be off when BASE_URL is https (a public site)"),
+}
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def process_environment(tmp_path: Path, **env: str) -> dict[str, str]:
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in {"DEBUG", "DATABASE_URL", "REDIS_URL", "BASE_URL",
+                                  "DJANGO_SETTINGS_MODULE"}}
+    environment.update(DATA_DIR=str(tmp_path), PORT=str(free_port()), SECRET_KEY="k" * 64,
+                       FIELD_ENCRYPTION_KEYS=FERNET_KEY, WEB_CONCURRENCY="2")
+    environment.update(env)
+    return environment
+
+
+# Besides the Procfile's lines: manage.py, and the container image's entry for compose's web.
+OTHER_ENTRIES = {"manage.py": ["manage.py", "check"],
+                 "image web": ["scripts/procfile.py", "run", "--migrate", "web"]}
+
+
+def run_process(name: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The Procfile's ``name`` line as the units run it, or one of OTHER_ENTRIES."""
+    words = ([sys.executable, *OTHER_ENTRIES[name]] if name in OTHER_ENTRIES
+             else procfile.command(name, env=env, bin_dir=BIN))
+    return subprocess.run(words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("process", ["manage.py", "web", "worker", "beat", "image web"])
+@pytest.mark.parametrize("variable", WRONG_SETTINGS)
+def test_a_wrong_setting_stops_the_start_with_one_line_naming_it(tmp_path, process, variable):
+    wrong, said = WRONG_SETTINGS[variable]
+
+    result = run_process(process, process_environment(tmp_path, **wrong))
+
+    assert result.returncode != 0
+    assert result.stderr.splitlines() == [f"FormFlow cannot start: {said}"]
+    assert "Traceback" not in result.stdout
+
+
+def test_a_web_process_whose_workers_cannot_load_the_app_exits(tmp_path):
+    """The settings load, but loading the app ends each worker (here an app that exits at
+    import): gunicorn's master stops, instead of starting workers again and again."""
+    (tmp_path / "settings_that_exit.py").write_text(
+        "from config.settings import *  # noqa\n"
+        "INSTALLED_APPS = [*INSTALLED_APPS, 'exits_at_import']\n")
+    (tmp_path / "exits_at_import.py").write_text("raise SystemExit('this app cannot load')\n")
+    env = process_environment(tmp_path, PYTHONPATH=str(tmp_path),
+                              DJANGO_SETTINGS_MODULE="settings_that_exit")
+
+    result = run_process("web", env)
+
+    assert result.returncode != 0
+    assert "this app cannot load" in result.stderr
+    assert result.stderr.count("Booting worker") <= 2  # WEB_CONCURRENCY, never a restart

@@ -70,7 +70,8 @@ def test_the_systemd_units_are_the_ones_the_procfile_makes():
 def test_each_unit_runs_its_procfile_line_with_the_defaults_in_its_environment():
     web = procfile.units()["formflow-web.service"]
     assert ("ExecStart=/opt/formflow/.venv/bin/gunicorn config.asgi:application "
-            "--worker-class edge.worker.Worker --bind ${BIND_HOST}:${PORT} "
+            "--worker-class edge.worker.Worker --config python:config.gunicorn "
+            "--bind ${BIND_HOST}:${PORT} "
             "--workers ${WEB_CONCURRENCY} --threads ${WEB_THREADS} --access-logfile - "
             "--logger-class edge.logs.Logger\n") in web
     assert ('Environment="DATA_DIR=/var/lib/formflow" "BIND_HOST=127.0.0.1" "PORT=8000" '
@@ -133,7 +134,7 @@ def test_formflow_manage_runs_manage_py_with_the_environment_file(tmp_path):
     (tmp_path / "backups").mkdir()
     backup = formflow_manage(env_file, "backup", str(tmp_path / "backups"))
     assert backup.returncode == 0, backup.stderr
-    assert len(list((tmp_path / "backups").glob("formflow-*.sqlite3"))) == 1
+    assert len(list((tmp_path / "backups").glob("formflow-*.tar"))) == 1
 
     said = formflow_manage(env_file, "shell", "--no-imports", "-c",
                            "from django.conf import settings as s; "

@@ -5,11 +5,22 @@ than the one that stopped reading it, and named in CONTRACT_STEPS."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+import pytest
+from django.conf import settings
 from django.db import connection, migrations, models
 from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Each app's last migration in 1.0.0 (the tree before the changelog opened 1.1.0); apps absent
 # here had none. Raise these at each release, to that release's last migrations.
@@ -136,3 +147,102 @@ def test_release_1_0_0_code_can_still_write_an_email_code(user):
     code = EmailCode.objects.get(user=user)
     assert code.wrong_tries == {}
     assert code.requested_by == ""
+
+
+# --- Upgrades change no behaviour by themselves (contract, "Operations") ----------------------
+
+# Each app's last migration in 1.1.0: the tree when 1.2.0 opened.
+RELEASED_1_1_0 = {
+    "accounts": "0015_usage_generation_sequence",
+    "files": "0001_initial",
+    "forms_app": "0009_form_notify_owner",
+    "integrations": "0008_event_subscriptions",
+    "operations": "0001_initial",
+    "pullapi": "0002_api_key_scopes",
+    "submissions": "0011_read_state",
+}
+
+
+@pytest.fixture
+def scratch_database(tmp_path) -> Iterator[str]:
+    """A DATABASE_URL naming an empty database on this pass's backend."""
+    if connection.vendor == "sqlite":
+        yield f"sqlite:///{tmp_path / 'upgrade.sqlite3'}"
+        return
+    import psycopg
+
+    url = urlsplit(settings.DATABASE_URL)
+    name = f"{url.path.lstrip('/')}_upgrade"
+    admin = urlunsplit(url._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as server:
+        server.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        server.execute(f'CREATE DATABASE "{name}"')
+    yield urlunsplit(url._replace(path=f"/{name}"))
+    with psycopg.connect(admin, autocommit=True) as server:
+        server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def upgrade(database_url: str, tmp_path: Path, steps: list) -> dict[str, list]:
+    env = {**os.environ, "DATABASE_URL": database_url, "DATA_DIR": str(tmp_path / "data"),
+           "DJANGO_SETTINGS_MODULE": "config.settings_test"}
+    result = subprocess.run([sys.executable, "-m", "tests.project.upgrade_drill",
+                             json.dumps(steps)], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_upgrading_from_1_0_0_keeps_owner_email_off_for_its_forms(scratch_database, tmp_path):
+    found = upgrade(scratch_database, tmp_path, [
+        ["migrate", RELEASED],
+        ["form", "Made under 1.0.0"],
+        ["migrate", None],
+        ["new_form", "Made after the upgrade"],
+    ])
+
+    assert found == {
+        "Made under 1.0.0": [False, False],
+        "Made after the upgrade": [True, True],
+    }
+
+
+def test_an_installation_at_1_1_0_turns_off_only_what_the_upgrade_turned_on(scratch_database,
+                                                                            tmp_path):
+    found = upgrade(scratch_database, tmp_path, [
+        ["migrate", RELEASED],
+        ["form", "Untouched since 1.0.0"],
+        ["form", "Saved by its owner under 1.1.0"],
+        ["migrate", RELEASED_1_1_0],
+        ["save", "Saved by its owner under 1.1.0"],
+        ["form", "Made under 1.1.0"],
+        ["migrate", None],
+        ["new_form", "Made under 1.2.0"],
+    ])
+
+    assert found == {
+        "Untouched since 1.0.0": [False, False],
+        "Saved by its owner under 1.1.0": [True, True],
+        "Made under 1.1.0": [True, True],
+        "Made under 1.2.0": [True, True],
+    }
+
+
+def changelog_entries() -> dict[str, str]:
+    """Each release's part of CHANGELOG.md, by version."""
+    text = (ROOT / "CHANGELOG.md").read_text()
+    parts = re.split(r"^## \[([^\]]+)\][^\n]*\n", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_every_changelog_entry_has_an_upgrading_part():
+    entries = changelog_entries()
+    assert {"1.0.0", "1.1.0", "1.2.0"} <= set(entries)
+    for version, entry in entries.items():
+        upgrading = re.search(r"^### Upgrading\n((?:- .*\n(?:  .*\n)*)+)", entry, re.M)
+        assert upgrading, f"{version} has no Upgrading part listing what changes"
+
+
+def test_1_1_0_says_it_turned_owner_email_on_first():
+    upgrading = changelog_entries()["1.1.0"].split("### Upgrading\n", 1)[1]
+    first = upgrading.split("\n- ", 1)[0]
+    assert "Owner email turns on for every existing form" in first

@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,9 +9,10 @@ from operations import backup
 
 class Command(BaseCommand):
     help = (
-        "Copy the embedded SQLite database to DEST (a new file, or a folder to put one in) "
-        "while the service runs. Keep SECRET_KEY and FIELD_ENCRYPTION_KEYS with it: without "
-        "them its stored secrets cannot be read. On PostgreSQL use pg_dump."
+        "Write one archive to DEST (a new file, a folder to put one in, or - for standard "
+        "output) with the database and every stored file, while the service runs. Keep "
+        "SECRET_KEY and FIELD_ENCRYPTION_KEYS apart from it: without them its secrets and "
+        "files cannot be read."
     )
 
     def add_arguments(self, parser) -> None:
@@ -18,10 +20,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, dest: str, **options) -> None:
         try:
-            path = backup.backup(Path(dest))
+            if dest == "-":
+                summary = backup.backup_to_stream(sys.stdout.buffer)
+            else:
+                summary = backup.backup(Path(dest))
         except ServiceError as error:
             raise CommandError(error.message) from None
-        self.stdout.write(
-            f"Backed up the database to {path} ({path.stat().st_size} bytes). Keep "
-            "SECRET_KEY and FIELD_ENCRYPTION_KEYS with it (docs/operating.md)."
-        )
+        files = ("no files: they are in the S3 store, back the bucket up with its versioning"
+                 if summary.files is None else f"{summary.files} stored files")
+        where = ("standard output" if dest == "-"
+                 else f"{summary.path} ({summary.path.stat().st_size} bytes)")
+        # With the archive on standard output, the summary goes to standard error.
+        said = self.stderr if dest == "-" else self.stdout
+        said.write(f"Backed up the {summary.database} database and {files} to {where}. Keep "
+                   "SECRET_KEY and FIELD_ENCRYPTION_KEYS apart from it (docs/operating.md).",
+                   style_func=None)
