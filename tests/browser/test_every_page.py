@@ -493,7 +493,7 @@ def test_the_mailed_links_pages_at_both_widths(chromium, live_server, axe_source
                         format="json")
     CommitClient().post("/api/auth/signup", {"email": "new@example.com",
                                              "password": "a long passphrase"}, format="json")
-    context = chromium.new_context(base_url=live_server.url,
+    context = chromium.new_context(base_url=live_server.url, bypass_csp=True,  # to inject axe
                                    viewport={"width": WIDTHS[width], "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)
