@@ -203,10 +203,11 @@ def _use_link(token: str, purpose: str, on_success: Callable[[User], None]) -> U
     with transaction.atomic():
         entry = (EmailCode.objects.select_for_update().select_related("user")
                  .filter(codes.live_link(token), purpose=purpose).first())
-        if entry is None:
+        # The delete decides, not the read: SQLite takes no row lock, and of two presses at
+        # once only the one that deletes the row may go on.
+        if entry is None or not EmailCode.objects.filter(pk=entry.pk).delete()[0]:
             raise invalid_link()
         user = entry.user
-        entry.delete()
         on_success(user)
     for each in CodePurpose:
         _wrong_tries(user.email, each).clear()
