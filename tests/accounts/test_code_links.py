@@ -382,3 +382,13 @@ def test_sign_ups_that_disagree_keep_no_password_through_the_link(api, client, c
     press(client, last_link())
 
     assert not User.objects.get(email=EMAIL).has_usable_password()
+
+
+def test_the_page_takes_at_most_the_unauthenticated_pages_rate(client, settings):
+    """Like every page before sign-in: AUTH_REQUESTS_PER_MINUTE a client address."""
+    settings.AUTH_REQUESTS_PER_MINUTE = 3
+    path = "/dashboard/confirm/" + "B" * 43
+    statuses = [client.get(path, **at("192.0.2.30")).status_code for _ in range(4)]
+
+    assert statuses == [404, 404, 404, 429]
+    assert client.get(path, **at("192.0.2.31")).status_code == 404
