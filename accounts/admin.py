@@ -79,11 +79,11 @@ class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
 class EmailCodeAdmin(admin.ModelAdmin):
     """Codes are stored hashed; operators see only when one was sent and how it was tried."""
 
-    list_display = ["user", "purpose", "sent_at", "expires_at", "requested_by", "wrong_tries"]
+    list_display = ["user", "purpose", "sent_at", "expires_at", "wrong_tries"]
     list_select_related = ["user"]
     search_fields = ["user__email"]
-    exclude = ["code_hash"]
-    readonly_fields = ["user", "purpose", "sent_at", "expires_at", "requested_by", "wrong_tries"]
+    exclude = ["code_hash", "link_hash", "link_code_hash"]
+    readonly_fields = ["user", "purpose", "sent_at", "expires_at", "wrong_tries"]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -18,11 +18,9 @@ SEND_WINDOW = timedelta(hours=1)
 SENDS_PER_WINDOW = 5
 
 
-def issue_code(
-    user: User, purpose: str, previous: EmailCode | None = None, client: str = ""
-) -> None:
-    """Replace the user's code for ``purpose`` and email the new one after commit. ``client``
-    asked for it: it may use the code while strangers' wrong guesses are refused."""
+def issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> None:
+    """Replace the user's code for ``purpose`` (and so its link) and email the new one after
+    commit; the mail task mints the link that goes with it."""
     code = codes.new_code()
     now = clock.now()
     window_open = previous is not None and previous.send_window_start is not None and (
@@ -35,7 +33,8 @@ def issue_code(
             "code_hash": codes.hash_code(user, code, purpose),
             "expires_at": now + settings.OTP_LIFETIME,
             "wrong_tries": {},
-            "requested_by": client,
+            "link_hash": "",
+            "link_code_hash": "",
             "sent_at": now,
             "send_window_start": previous.send_window_start if previous and window_open else now,
             "sends_in_window": previous.sends_in_window + 1 if previous and window_open else 1,
@@ -46,10 +45,8 @@ def issue_code(
     transaction.on_commit(lambda: mails.send_code_email.delay(str(user.pk), sealed, purpose))
 
 
-def issue_code_if_allowed(user: User, purpose: str, client: str = "") -> None:
-    """A new code, unless the address had one in the last 60 s or 5 in the last hour. Who may
-    use it past strangers' cap was settled in the request, alike for every address
-    (accounts/code_askers.py)."""
+def issue_code_if_allowed(user: User, purpose: str) -> None:
+    """A new code, unless the address had one in the last 60 s or 5 in the last hour."""
     previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
     if previous is not None:
         now = clock.now()
@@ -57,11 +54,11 @@ def issue_code_if_allowed(user: User, purpose: str, client: str = "") -> None:
         if now - previous.sent_at < settings.OTP_RESEND_INTERVAL or (
                 in_window and previous.sends_in_window >= SENDS_PER_WINDOW):
             return
-    issue_code(user, purpose, previous, client)
+    issue_code(user, purpose, previous)
 
 
 @transaction.atomic
-def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -> None:
+def sign_up_in_background(*, email: str, password_hash: str) -> None:
     """Create an account and send its code. An address that has an account already is never
     changed (that was a takeover: a stranger's password on the victim's account, verified by
     the victim's own code); an unverified one gets a fresh code within the send limits."""
@@ -72,9 +69,9 @@ def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -
                 user = User.objects.create(email=email, password=password_hash)
         except IntegrityError:  # a second sign-up for the address won the race
             return
-        issue_code(user, CodePurpose.VERIFY, client=client)
+        issue_code(user, CodePurpose.VERIFY)
     elif not user.is_verified:
-        issue_code_if_allowed(user, CodePurpose.VERIFY, client)
+        issue_code_if_allowed(user, CodePurpose.VERIFY)
     else:
         # Verified already: the sign-up changes nothing, but its record stays (purged with the
         # rest) so that signing in with its password answers as for a pending sign-up. Only the
@@ -85,14 +82,14 @@ def sign_up_in_background(*, email: str, password_hash: str, client: str = "") -
 
 
 @transaction.atomic
-def resend_code_in_background(*, email: str, client: str = "") -> None:
+def resend_code_in_background(*, email: str) -> None:
     user = User.objects.select_for_update().filter(email=email, is_verified=False).first()
     if user is not None:
-        issue_code_if_allowed(user, CodePurpose.VERIFY, client)
+        issue_code_if_allowed(user, CodePurpose.VERIFY)
 
 
 @transaction.atomic
-def reset_code_in_background(*, email: str, client: str = "") -> None:
+def reset_code_in_background(*, email: str) -> None:
     user = User.objects.select_for_update().filter(email=email, is_active=True).first()
     if user is not None:
-        issue_code_if_allowed(user, CodePurpose.RESET, client)
+        issue_code_if_allowed(user, CodePurpose.RESET)

@@ -7,6 +7,7 @@ background.py, the sign-in guard), so no one imports in a circle."""
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from accounts import codes, mailer
@@ -35,9 +36,10 @@ def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
     user = users.first()
     code = crypto.decrypt(sealed_code)
     # A later send replaced it, or it was used: a late or repeated message sends nothing.
-    if user is None or not codes.is_current(user, code, purpose):
+    token = codes.new_link(user, code, purpose) if user is not None else None
+    if user is None or token is None:
         return
-    context = {"code": code, "minutes": 30}
+    context = {"code": code, "minutes": 30, "link": confirm_url(token)}
     try:
         mailer.send(
             subject=SUBJECTS[CodePurpose(purpose)].format(code=code),
@@ -48,6 +50,11 @@ def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
         return  # recorded and logged; the operator must fix the mail settings
     except OSError as error:
         raise self.retry(exc=error, countdown=RETRY_DELAYS_BASE * 2**self.request.retries) from None
+
+
+def confirm_url(token: str) -> str:
+    # The dashboard's confirm page (contract: {BASE_URL}/dashboard/confirm/<token>).
+    return f"{settings.BASE_URL}/dashboard/confirm/{token}"
 
 
 @shared_task(name="accounts.tasks.send_sign_in_alert")

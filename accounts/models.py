@@ -160,15 +160,18 @@ class EmailCode(models.Model):
     )
     code_hash = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
-    # Unused since 1.1.0 (wrong_tries counts by client), kept for 1.0.0's code during an
-    # upgrade (docs/operating.md, "Upgrades"); dropped in a later release.
+    # Unused since 1.1.0, kept for 1.0.0's code during an upgrade (docs/operating.md,
+    # "Upgrades"); dropped in a later release.
     failed_attempts = models.PositiveSmallIntegerField(db_default=0)
-    # Wrong tries by client address (IPv6 per /64): 5 from one client kill it for that client.
+    # Wrong tries from everyone: the code dies at 5. Their number is the sum of the values:
+    # 1.2.0 writes one entry; 1.1.0, which may serve beside it during an upgrade, writes one
+    # per client address, and resets it when it replaces a code, so both count alike.
     wrong_tries = models.JSONField(default=dict, db_default={}, blank=True)
-    # The client address whose request sent it, for the operator to see. Who may use it past
-    # strangers' cap is kept apart, alike for addresses with and without an account
-    # (accounts/code_askers.py).
-    requested_by = models.TextField(blank=True, default="", db_default="")
+    # The mailed link's token, as a SHA-256 digest, and the code it was minted with: the link
+    # lives only while that code is the row's (a code replaced or used takes it along).
+    link_hash = models.CharField(max_length=64, blank=True, default="", db_default="",
+                                 db_index=True)
+    link_code_hash = models.CharField(max_length=64, blank=True, default="", db_default="")
     sent_at = models.DateTimeField()
     # Sends to this address in the hour that began at send_window_start (at most 5).
     send_window_start = models.DateTimeField(null=True, blank=True)
@@ -181,6 +184,12 @@ class EmailCode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_purpose_display().lower()} code for {self.user_id}"
+
+    def wrong_try_count(self) -> int:
+        return sum(int(tries) for tries in self.wrong_tries.values())
+
+    def count_wrong_try(self) -> None:
+        self.wrong_tries = {"all": self.wrong_try_count() + 1}
 
 
 class RevokedToken(models.Model):

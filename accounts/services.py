@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -16,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import code_askers, codes, hooks, signin_guard, tasks, two_factor
+from accounts import codes, hooks, signin_guard, tasks, two_factor
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
 from accounts.models import (
@@ -66,9 +67,8 @@ def user_sign_up(*, email: str, password: str, client: Client | None = None) -> 
     validate_new_password(password, email)
     password_hash = sign_up_password_hash(email, password)
     sign_up_record(email=email, password_hash=password_hash, client=client)
-    code_askers.asked(email, CodePurpose.VERIFY, _address(client))
     # The worker gets the hash, sealed: the broker never sees the password.
-    tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash), _address(client))
+    tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash))
 
 
 def sign_up_password_hash(email: str, password: str) -> str:
@@ -121,20 +121,12 @@ def _signed_up_with(email: str, password: str, user: User | None) -> bool:
 SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
 
 
-def user_resend_code(*, email: str, client: Client | None = None) -> None:
-    email = normalize_email(email)
-    code_askers.asked(email, CodePurpose.VERIFY, _address(client))
-    tasks.enqueue(tasks.resend_code, email, _address(client))
+def user_resend_code(*, email: str) -> None:
+    tasks.enqueue(tasks.resend_code, normalize_email(email))
 
 
-def user_forgot_password(*, email: str, client: Client | None = None) -> None:
-    email = normalize_email(email)
-    code_askers.asked(email, CodePurpose.RESET, _address(client))
-    tasks.enqueue(tasks.send_reset_code, email, _address(client))
-
-
-def _address(client: Client | None) -> str:
-    return client.address if client else ""
+def user_forgot_password(*, email: str) -> None:
+    tasks.enqueue(tasks.send_reset_code, normalize_email(email))
 
 
 def invalid_code() -> ServiceError:
@@ -143,30 +135,38 @@ def invalid_code() -> ServiceError:
 
 def too_many_attempts(retry_after: int) -> ServiceError:
     return retry_later(
-        "too_many_attempts", "Too many wrong codes for this address. Try again later.",
+        "too_many_attempts",
+        "Too many wrong codes for this address today. Open the link in the email we sent "
+        "you instead: it works however many wrong codes were tried.",
         retry_after,
     )
 
 
-def _wrong_tries(email: str) -> ratelimit.Window:
-    """Strangers' wrong codes for an address in the current day (UTC), across all its codes."""
+def invalid_link() -> ServiceError:
+    return ServiceError("invalid_link", "This link has expired or was used already.",
+                        status_code=404)
+
+
+def _wrong_tries(email: str, purpose: str) -> ratelimit.Window:
+    """Wrong codes for an address and purpose in the current day (UTC), from everyone."""
     digest = hashlib.sha256(email.encode()).hexdigest()[:32]
-    return ratelimit.Window(f"codes-wrong:{digest}", 86400)
+    return ratelimit.Window(f"codes-wrong:{purpose}:{digest}", 86400)
 
 
-def _use_code(email: str, code: str, purpose: str, on_success, client: Client | None) -> User:
-    """Check a code and, if right, consume it and run ``on_success(user)`` in one transaction.
+def _use_code(email: str, code: str, purpose: str, on_success: Callable[[User], None]) -> User:
+    """Check a code and, if right, consume it (its link too) and run ``on_success(user)`` in
+    one transaction.
 
-    A code takes 5 wrong tries from each client address; past that it is dead for that client
-    only, so no one else's guesses kill the owner's code. Everyone else's wrong tries share 20
-    an address a day, then get 429, but for the code's sender, a device the owner signed in
-    from, and clients that asked for the code while their 5-an-hour share lasts
-    (accounts/code_askers.py). Nothing here depends on whether the address has an account
-    but the code itself, so the answers tell no one which addresses have one."""
+    One rule for everyone, whoever sends the try: a code dies after 5 wrong tries, and past 20
+    tries for the address and purpose in the day every try is refused (429) until the day
+    ends or the mailed link is used. The owner always has that link, which no wrong code
+    stops, so the cap can be this tight. Every try is counted before it is checked, so
+    concurrent tries cannot slip past the 20. The answers depend on nothing but the code
+    itself, so they tell no one which addresses have an account."""
     email = normalize_email(email)
-    client = client or Client("")
-    wrong_tries = _wrong_tries(email)
-    role = code_askers.role(email, purpose, client.address)
+    tries_today = _wrong_tries(email, purpose)
+    if tries_today.add() > WRONG_TRIES_PER_DAY:
+        raise too_many_attempts(tries_today.retry_after())
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
         entry = (
@@ -174,16 +174,8 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
             if user
             else None
         )
-        exempt = role == code_askers.SENDER or client.device_id(user) is not None
-        over_cap = not exempt and wrong_tries.count() >= WRONG_TRIES_PER_DAY
-        askers_share = code_askers.askers_tries(email, purpose)
-        if over_cap and (role != code_askers.ASKER
-                         or askers_share.count() >= code_askers.ASKERS_TRIES_PER_HOUR):
-            window = askers_share if role == code_askers.ASKER else wrong_tries
-            raise too_many_attempts(window.retry_after())
-        tries_here = entry.wrong_tries.get(client.address, 0) if entry else 0
-        usable = user is not None and entry is not None and (
-            tries_here < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
+        usable = entry is not None and (
+            entry.wrong_try_count() < settings.OTP_MAX_ATTEMPTS and entry.expires_at > clock.now()
         )
         if usable and user and entry and hmac.compare_digest(
             entry.code_hash, codes.hash_code(user, code, purpose)
@@ -192,17 +184,38 @@ def _use_code(email: str, code: str, purpose: str, on_success, client: Client | 
             on_success(user)
             return user
         if entry is not None and usable:
-            entry.wrong_tries[client.address] = tries_here + 1
+            entry.count_wrong_try()
             entry.save(update_fields=["wrong_tries"])
             # Committed before answering, so the 5-try limit holds.
-    if over_cap:
-        askers_share.add()
-    elif not exempt:
-        wrong_tries.add()
     raise invalid_code()
 
 
-def user_verify_email(*, email: str, code: str, client: Client | None = None) -> User:
+def link_purpose(token: str) -> str | None:
+    """What a live link is for (verify or reset), or None: what its page shows, changing
+    nothing (mail scanners open links)."""
+    return (EmailCode.objects.filter(codes.live_link(token))
+            .values_list("purpose", flat=True).first())
+
+
+def _use_link(token: str, purpose: str, on_success: Callable[[User], None]) -> User:
+    """Consume a live link (its code too) and run ``on_success(user)`` in one transaction.
+    Wrong codes never stop it; using it lifts their cap for the address, whose inbox it
+    proves."""
+    with transaction.atomic():
+        entry = (EmailCode.objects.select_for_update().select_related("user")
+                 .filter(codes.live_link(token), purpose=purpose).first())
+        # The delete decides, not the read: SQLite takes no row lock, and of two presses at
+        # once only the one that deletes the row may go on.
+        if entry is None or not EmailCode.objects.filter(pk=entry.pk).delete()[0]:
+            raise invalid_link()
+        user = entry.user
+        on_success(user)
+    for each in CodePurpose:
+        _wrong_tries(user.email, each).clear()
+    return user
+
+
+def _verified(client: Client | None) -> Callable[[User], None]:
     def verified(user: User) -> None:
         # Sign-ups with different passwords: whichever is the owner's, none is trusted. The
         # verifier is signed in and sets a password (reset, or change-password without the
@@ -213,16 +226,18 @@ def user_verify_email(*, email: str, code: str, client: Client | None = None) ->
         user.save(update_fields=["is_verified", "password"])
         SignUpAttempt.objects.filter(email=user.email).delete()
 
-    return _use_code(email, code, CodePurpose.VERIFY, verified, client)
+    return verified
 
 
-def user_reset_password(
-    *, email: str, code: str, password: str, client: Client | None = None
-) -> User:
-    """Set a new password with a mailed code. The inbox is proven, so the address counts as
-    verified; every token issued before is revoked (the password change does that)."""
-    validate_new_password(password, normalize_email(email))
+def user_verify_email(*, email: str, code: str, client: Client | None = None) -> User:
+    return _use_code(email, code, CodePurpose.VERIFY, _verified(client))
 
+
+def user_verify_by_link(*, token: str, client: Client | None = None) -> User:
+    return _use_link(token, CodePurpose.VERIFY, _verified(client))
+
+
+def _reset(password: str) -> Callable[[User], None]:
     def reset(user: User) -> None:
         user.set_password(password)
         user.is_verified = True
@@ -231,7 +246,22 @@ def user_reset_password(
         EmailCode.objects.filter(user=user, purpose=CodePurpose.VERIFY).delete()
         SignUpAttempt.objects.filter(email=user.email).delete()
 
-    return _use_code(email, code, CodePurpose.RESET, reset, client)
+    return reset
+
+
+def user_reset_password(*, email: str, code: str, password: str) -> User:
+    """Set a new password with a mailed code. The inbox is proven, so the address counts as
+    verified; every token issued before is revoked (the password change does that)."""
+    validate_new_password(password, normalize_email(email))
+    return _use_code(email, code, CodePurpose.RESET, _reset(password))
+
+
+def user_reset_by_link(*, token: str, password: str) -> User:
+    """``user_reset_password`` with the mailed link instead of the code."""
+    email = EmailCode.objects.filter(codes.live_link(token)).values_list("user__email",
+                                                                         flat=True).first()
+    validate_new_password(password, email or "")
+    return _use_link(token, CodePurpose.RESET, _reset(password))
 
 
 def user_change_password(

@@ -24,22 +24,21 @@ def enqueue(task, *args) -> None:
         )
 
 
-# ``client``: the client address that asked, which may still use the code it was sent while
-# strangers' wrong guesses are refused (empty for messages queued by an earlier version).
+# ``client``: unused since 1.2.0 (codes no longer tell clients apart); still accepted, for the
+# messages 1.1.0 queued before an upgrade.
 
 
 @shared_task
 def sign_up(email: str, sealed_password_hash: str, client: str = "") -> None:
-    background.sign_up_in_background(
-        email=email, password_hash=crypto.decrypt(sealed_password_hash), client=client
-    )
+    background.sign_up_in_background(email=email,
+                                      password_hash=crypto.decrypt(sealed_password_hash))
 
 
 @shared_task
 def resend_code(email: str, client: str = "") -> None:
-    background.resend_code_in_background(email=email, client=client)
+    background.resend_code_in_background(email=email)
 
 
 @shared_task
 def send_reset_code(email: str, client: str = "") -> None:
-    background.reset_code_in_background(email=email, client=client)
+    background.reset_code_in_background(email=email)

@@ -115,7 +115,7 @@ class ResendCodeView(PublicAuthView):
     @extend_schema(request=s.EmailSerializer, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:
         data = self.validated(s.EmailSerializer, request)
-        services.user_resend_code(email=data["email"], client=Client.of(request))
+        services.user_resend_code(email=data["email"])
         return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else RESEND_MESSAGE})
 
 
@@ -125,7 +125,7 @@ class ForgotPasswordView(PublicAuthView):
     @extend_schema(request=s.EmailSerializer, responses={200: s.MessageSerializer})
     def post(self, request: Request) -> Response:
         data = self.validated(s.EmailSerializer, request)
-        services.user_forgot_password(email=data["email"], client=Client.of(request))
+        services.user_forgot_password(email=data["email"])
         return Response({"message": NO_MAIL_MESSAGE if mailer.is_failing() else FORGOT_MESSAGE})
 
 
@@ -136,8 +136,7 @@ class ResetPasswordView(PublicAuthView):
     def post(self, request: Request) -> Response:
         data = self.validated(s.ResetPasswordSerializer, request)
         services.user_reset_password(
-            email=data["email"], code=data["code"], password=data["password"],
-            client=Client.of(request),
+            email=data["email"], code=data["code"], password=data["password"]
         )
         return Response({"message": "Your password was changed. Log in with the new one."})
 

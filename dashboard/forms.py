@@ -124,6 +124,12 @@ class ResetForm(DashboardForm):
     password = new_password_field("New password")
 
 
+class NewPasswordForm(DashboardForm):
+    """A new password, through the link mailed beside a reset code."""
+
+    password = new_password_field("New password")
+
+
 class ChangePasswordForm(DashboardForm):
     currentPassword = forms.CharField(
         label="Current password", max_length=256, strip=False,

@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from dashboard.views import (
     account,
     api_keys,
+    confirm,
     erasure,
     form_sections,
     home,
@@ -27,6 +28,7 @@ urlpatterns = [
     path("logout", signin.logout, name="logout"),
     path("forgot-password", signin.forgot_password, name="forgot-password"),
     path("reset-password", signin.reset_password, name="reset-password"),
+    path("confirm/<str:token>", confirm.confirm, name="confirm"),
     path("account", account.account, name="account"),
     path("account/password", account.change_password, name="change-password"),
     path("account/two-factor", two_factor.two_factor_page, name="two-factor"),

@@ -8,24 +8,29 @@ http version, status)``; a filter on that logger cuts the query off before any h
 Each line also ends with the request's duration, from its first byte to its answer's start
 (``... 200 0.012s``; in JSON lines the field ``durationSeconds`` too). The edge protocol sets
 when the request began (``STARTED``) before uvicorn makes the request's task, which copies it
-(edge/protocol.py), so the line uvicorn logs from that task knows it."""
+(edge/protocol.py), so the line uvicorn logs from that task knows it.
+
+One path carries a credential itself: the one-time link mailed beside a code
+(``/dashboard/confirm/<token>``), whose token is cut off too."""
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from contextvars import ContextVar
 
 LOGGER = "uvicorn.access"
 STARTED: ContextVar[float | None] = ContextVar("request_started", default=None)
+LINK_TOKEN = re.compile(r"^(/dashboard/confirm/)[^/]+")
 
 
 class DropQueries(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
         if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
-            path, mark, _ = args[2].partition("?")
-            if mark:
+            path = LINK_TOKEN.sub(r"\1<token>", args[2].partition("?")[0])
+            if path != args[2]:
                 record.args = (*args[:2], path, *args[3:])
         return True
 

@@ -53,6 +53,15 @@ class Window:
     def retry_after(self) -> int:
         return self._key()[1]
 
+    def clear(self) -> None:
+        """Forget the current window's count, in the shared cache and in this process."""
+        _local.clear(self.name, self.seconds)
+        if redis.available():
+            try:
+                cache.delete(self._key()[0])
+            except redis.Unavailable as error:
+                redis.failed(error, f"clearing window {self.name}")
+
 
 class LocalWindows:
     """Fixed windows in this process's memory: the fallback while the shared cache is away.
@@ -75,6 +84,10 @@ class LocalWindows:
     def count(self, key: str, seconds: int) -> int:
         with self._lock:
             return self._counts.get((key, int(now() // seconds)), 0)
+
+    def clear(self, key: str, seconds: int) -> None:
+        with self._lock:
+            self._counts.pop((key, int(now() // seconds)), None)
 
 
 _local = LocalWindows()  # this process's windows while the shared cache is away

@@ -80,8 +80,7 @@ def resend(request: HttpRequest) -> HttpResponse:
     email = request.POST.get("email", "")
     try:
         if form.is_valid():
-            accounts.user_resend_code(email=form.cleaned_data["email"],
-                                      client=Client.of(request))
+            accounts.user_resend_code(email=form.cleaned_data["email"])
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, error_text(error))
     else:
@@ -165,7 +164,7 @@ def forgot_password(request: HttpRequest) -> HttpResponse:
         return form_page(request, "dashboard/forgot.html", {"form": form})
     email = form.cleaned_data["email"]
     try:
-        accounts.user_forgot_password(email=email, client=Client.of(request))
+        accounts.user_forgot_password(email=email)
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, error_text(error))
         return error_page(request, "dashboard/forgot.html", {"form": form}, error)
@@ -183,7 +182,6 @@ def reset_password(request: HttpRequest) -> HttpResponse:
             email=form.cleaned_data["email"],
             code=form.cleaned_data["code"],
             password=form.cleaned_data["password"],
-            client=Client.of(request),
         )
     except ServiceError as error:
         messages.error(request, error_text(error))

@@ -103,7 +103,7 @@ def test_a_passing_mail_failure_is_retried_a_bounded_number_of_times(db, monkeyp
     user = User.objects.create_user("retry@example.com", "a long passphrase")
     issue_code(user, CodePurpose.VERIFY)
     code = "000000"
-    monkeypatch.setattr("accounts.codes.is_current", lambda _user, _code, _purpose: True)
+    monkeypatch.setattr("accounts.codes.new_link", lambda _user, _code, _purpose: "token")
     calls = []
 
     def refused(**_kwargs):
@@ -126,7 +126,7 @@ def test_a_permanent_mail_failure_is_not_retried(db, monkeypatch):
     from accounts import mailer, mails
 
     user = User.objects.create_user("auth@example.com", "a long passphrase")
-    monkeypatch.setattr("accounts.codes.is_current", lambda _user, _code, _purpose: True)
+    monkeypatch.setattr("accounts.codes.new_link", lambda _user, _code, _purpose: "token")
     calls = []
 
     def refused_login(**_kwargs):

@@ -463,3 +463,62 @@ def test_a_reload_after_each_dashboard_write_changes_nothing(chromium, live_serv
         assert not TwoFactor.objects.exists()
     finally:
         context.close()
+
+
+def check_signed_out_page(page, name: str, width: str, axe_source: str | None) -> None:
+    """check_page for the pages before sign-in, which show no time zone."""
+    page.wait_for_load_state("load")
+    fits = overflow(page)
+    assert fits["scroll"] <= fits["width"] and not fits["past"], (name, width, fits)
+    assert accessibility_problems(page, axe_source) == [], (name, width)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"every-page-{name}-{width}.png"), full_page=True)
+
+
+def mailed_link(address: str) -> str:
+    from django.core import mail
+
+    body = next(m.body for m in reversed(mail.outbox) if address in m.to)
+    return re.search(r"/dashboard/confirm/[A-Za-z0-9_-]+", body).group(0)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_mailed_links_pages_at_both_widths(chromium, live_server, axe_source, width):
+    """The confirm page, its set-a-new-password form and its used-link page, in a real browser:
+    the button's post passes the CSRF check with the browser's own Origin."""
+    from tests.conftest import CommitClient
+
+    make_user()
+    CommitClient().post("/api/auth/forgot-password", {"email": "owner@example.com"},
+                        format="json")
+    CommitClient().post("/api/auth/signup", {"email": "new@example.com",
+                                             "password": "a long passphrase"}, format="json")
+    context = chromium.new_context(base_url=live_server.url, bypass_csp=True,  # to inject axe
+                                   viewport={"width": WIDTHS[width], "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        reset_link = mailed_link("owner@example.com")
+        opened = page.goto(reset_link)
+        assert opened.headers["referrer-policy"] == "same-origin"
+        check_signed_out_page(page, "confirm-reset", width, axe_source)
+        page.get_by_role("button", name="Choose a new password").click()
+        expect(page.get_by_label("New password")).to_be_visible()
+        check_signed_out_page(page, "confirm-new-password", width, axe_source)
+        page.get_by_label("New password").fill("a-brand-new-passphrase")
+        page.get_by_role("button", name="Set password").click()
+        page.wait_for_url(re.compile(r"/dashboard/login"))
+        assert User.objects.get(email="owner@example.com").check_password(
+            "a-brand-new-passphrase")
+
+        page.goto(reset_link)
+        expect(page.get_by_role("heading", name="This link no longer works")).to_be_visible()
+        check_signed_out_page(page, "confirm-used", width, axe_source)
+
+        page.goto(mailed_link("new@example.com"))
+        check_signed_out_page(page, "confirm-verify", width, axe_source)
+        page.get_by_role("button", name="Verify and sign in").click()
+        page.wait_for_url(re.compile(r"/dashboard/$"))
+        assert User.objects.get(email="new@example.com").is_verified
+    finally:
+        context.close()

@@ -53,7 +53,7 @@ VIEWS = sorted((ROOT / "dashboard" / "views").glob("*.py"))
 
 def test_the_views_are_split_by_area():
     assert [path.stem for path in VIEWS] == [
-        "__init__", "account", "api_keys", "common", "erasure", "form_sections", "home",
+        "__init__", "account", "api_keys", "common", "confirm", "erasure", "form_sections", "home",
         "integrations", "signin", "submissions", "two_factor"]
 
 

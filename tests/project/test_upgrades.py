@@ -146,7 +146,34 @@ def test_release_1_0_0_code_can_still_write_an_email_code(user):
 
     code = EmailCode.objects.get(user=user)
     assert code.wrong_tries == {}
-    assert code.requested_by == ""
+    assert code.link_hash == ""
+
+
+def test_release_1_1_0_code_can_still_write_an_email_code_and_its_tries_count(user):
+    """1.1.0 still writes requested_by (the column stays, the model forgot it) and counts wrong
+    tries per client: 1.2.0 counts their sum toward the code's 5."""
+    now = models.DateTimeField().get_db_prep_value(timezone.now(), connection)
+    user_id = type(user)._meta.pk.get_db_prep_value(user.pk, connection)
+    table = connection.ops.quote_name("accounts_emailcode")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (user_id, purpose, code_hash, expires_at, wrong_tries,"
+            " requested_by, sent_at, send_window_start, sends_in_window)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [user_id, "verify", "0" * 64, now, '{"192.0.2.1": 2, "192.0.2.2": 3}',
+             "192.0.2.1", now, now, 1],
+        )
+
+    from accounts.models import EmailCode
+
+    code = EmailCode.objects.get(user=user)
+    assert code.wrong_try_count() == 5
+    code.delete()  # 1.2.0 writes rows without the column: its default in the database fills it
+    EmailCode.objects.create(user=user, code_hash="1" * 64, expires_at=timezone.now(),
+                             sent_at=timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT requested_by FROM {table}")
+        assert cursor.fetchone() == ("",)
 
 
 # --- Upgrades change no behaviour by themselves (contract, "Operations") ----------------------

@@ -1,5 +1,6 @@
 """The access log never records a query string (the OAuth callback's code and state, a signed
-download link's sig, an erasure's address, search terms): the path only."""
+download link's sig, an erasure's address, search terms): the path only, and never a mailed
+link's token."""
 
 import logging
 import re
@@ -25,14 +26,16 @@ def test_no_query_string_reaches_the_access_log(logged_server, caplog):
     logged_server.exchange(request("GET", "/api/v1/files/abc123?sig=SIGNED-LINK"))
     logged_server.exchange(request("GET", "/dashboard/forms/f1/search?q=PRIVATE-TERM"))
     logged_server.exchange(request("GET", "/healthz?probe=1"))
+    logged_server.exchange(request("GET", "/dashboard/confirm/LIVE-LINK-TOKEN"))
 
     lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
     assert any('"GET /api/auth/google/callback HTTP/1.1"' in line for line in lines)
     assert any('"GET /dashboard/verify HTTP/1.1"' in line for line in lines)
     assert any('"GET /api/v1/files/abc123 HTTP/1.1"' in line for line in lines)
     assert any('"GET /healthz HTTP/1.1"' in line for line in lines)
+    assert any('"GET /dashboard/confirm/<token> HTTP/1.1"' in line for line in lines)
     secrets = ("SECRET-GRANT", "SIGNED-STATE", "ada@example.com", "SIGNED-LINK", "PRIVATE-TERM",
-               "?")
+               "LIVE-LINK-TOKEN", "?")
     assert not any(secret in line for line in lines for secret in secrets)
 
 
