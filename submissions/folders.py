@@ -111,6 +111,13 @@ def _lock(form_id) -> dict[str, FolderCount]:
     return {row.status: row for row in rows}
 
 
+def hold(form_id) -> None:
+    """Hold the form's checkpoints until the transaction ends, the first lock of the order
+    (docs/exactness.md, "Lock order"), for a change that moves no row but removes them all
+    (the form's delete)."""
+    _lock(form_id)
+
+
 def advance(form_id, status: str) -> None:
     """Place the rows committed so far in the feed, and fold the folder's placed tail into
     its checkpoint."""
