@@ -194,7 +194,8 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
     counts, and announce ``submission.deleted`` for each that downstream may hold (it has
     been in the inbox), or for each one when ``announce_every``; how many went. Every
     deletion comes here: the owner's, retention, the spam purge, an erasure."""
-    with one_writer(), folders.changing(form_id) as changes:
+    with folders.unless_form_deleted(form_id) as form, one_writer(), \
+            folders.changing(form_id) as changes:
         locked = list(chosen.select_for_update().values_list(
             "pk", "status", "position", "spam", "received_at"))
         for _, status, position, _, _ in locked:
@@ -210,7 +211,8 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
             hooks.deleted(Form.objects.get(pk=form_id), known)
         # Their files go once the rows are surely gone (files/services.py).
         transaction.on_commit(lambda: delete_files_of(ids), robust=True)
-    return gone.get(Submission._meta.label, 0)
+        removed = gone.get(Submission._meta.label, 0)
+    return 0 if form.deleted else removed  # the form's delete took them first
 
 
 ORPHAN_AGE = timedelta(days=1)

@@ -13,10 +13,12 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts import quota
@@ -28,7 +30,7 @@ from integrations.delivery import worker
 from integrations.models import Delivery, DeliveryAttempt, OwnerDigest, OwnerNotice
 from integrations.services import integration_create
 from submissions.models import FolderCount, IdempotencyKey, Submission
-from tests.conftest import bearer, make_user
+from tests.conftest import add_submission, bearer, make_user
 from tests.fakes import FakeServer, Reply
 from tests.files.helpers import PNG, UPLOADS, body, upload
 
@@ -156,3 +158,48 @@ def test_a_form_deleted_under_racing_posts_answers_204_and_leaves_nothing(
     assert not [path for path in uploads.rglob("*") if path.is_file()]
     assert StorageUsage.objects.filter(owner=owner, used__gt=0).count() == 0
     assert deadlocks() == before
+
+
+def test_deletes_and_counts_that_waited_for_a_form_delete_end_cleanly(shared_database,
+                                                                       monkeypatch):
+    """The form's delete holds its folder checkpoints, submissions and row; meanwhile the
+    owner deletes one of its submissions, retention purges another, and the hourly job
+    counts its folders. Each waits for the delete and then finds the form gone: made afresh
+    for a deleted form, their checkpoints failed the foreign key at commit (500, and a
+    failed job)."""
+    from integrations import on_forms
+    from submissions import folders
+    from submissions.services import retention_purge
+
+    owner = make_user()
+    form = form_create(owner=owner, name="Going", retention_days=1, notify_owner=False)
+    kept = add_submission(form, {"name": "kept"})
+    add_submission(form, {"name": "old"}, at=timezone.now() - timedelta(days=3))
+    held, go = threading.Event(), threading.Event()
+    real_hold = on_forms.deliveries_hold
+
+    def hold_then_wait(chosen) -> None:
+        real_hold(chosen)
+        held.set()
+        go.wait(timeout=10)
+
+    monkeypatch.setattr(on_forms, "deliveries_hold", hold_then_wait)
+    owner_client = APIClient()
+    owner_client.credentials(HTTP_AUTHORIZATION=bearer(owner))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        deleting = pool.submit(_closing, _delete, form, owner)
+        assert held.wait(timeout=10)
+        one = pool.submit(_closing, lambda: owner_client.delete(
+            f"/api/v1/forms/{form.pk}/submissions/{kept.pk}").status_code)
+        purged = pool.submit(_closing, retention_purge)
+        counted = pool.submit(_closing, folders.advance, form.pk, "inbox")
+        time.sleep(0.3)  # each is waiting for the delete now
+        go.set()
+
+        assert deleting.result(timeout=30) == 204
+        assert one.result(timeout=30) in (204, 404)
+        assert purged.result(timeout=30) == 0  # the form's delete took it
+        assert counted.result(timeout=30) is None
+    assert not Submission.objects.filter(form_id=form.pk).exists()
+    assert not FolderCount.objects.filter(form_id=form.pk).exists()
