@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.db import connection
@@ -154,3 +155,56 @@ def test_a_form_deleted_while_its_submissions_are_delivered(shared_database, dea
         assert client.delete(f"/api/v1/forms/{form.pk}").status_code == 204
 
     _race(deleting, caplog, deadlocks)
+
+
+@pytest.mark.postgres
+def test_an_owner_notification_counted_while_its_form_is_deleted_makes_no_deadlock(
+    shared_database, deadlocks, monkeypatch  # noqa: F811
+):
+    """The owner's digest took its hour's row and then, at its commit, share-locks on the
+    submission and the form (its notice's foreign keys), the other way round from a form's
+    delete holding the form and then deleting the hour: PostgreSQL broke the cycle by
+    failing one. It now holds the submission and the form first."""
+    from integrations import on_forms
+    from integrations.kinds.owner_email import digest
+    from integrations.models import OwnerDigest
+
+    owner = make_user()
+    form = form_create(owner=owner, name="Busy hour", notify_owner=False)
+    submission = add_submission(form, {"name": "Ada"})
+    hour = digest.hour_of(submission.submitted_at)
+    OwnerDigest.objects.create(form=form, hour=hour)  # earlier notices made the hour's row
+    held, go = threading.Event(), threading.Event()
+    real_hold = on_forms.deliveries_hold
+
+    def hold_then_wait(chosen) -> None:
+        real_hold(chosen)  # the form and its submissions are held by now
+        held.set()
+        go.wait(timeout=10)
+
+    monkeypatch.setattr(on_forms, "deliveries_hold", hold_then_wait)
+    before = deadlocks()
+
+    def delete() -> int:
+        try:
+            return _owner_client(owner).delete(f"/api/v1/forms/{form.pk}").status_code
+        finally:
+            connection.close()
+
+    def plan():
+        try:
+            return digest._plan(str(form.pk), str(submission.pk), hour)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        deleting = pool.submit(delete)
+        assert held.wait(timeout=10)
+        planning = pool.submit(plan)
+        time.sleep(0.3)  # the plan waits on the delete's locks now
+        go.set()
+        assert deleting.result(timeout=30) == 204
+        assert planning.result(timeout=30) == digest.Plan(alone=True, digest_id=None)
+
+    assert not OwnerDigest.objects.filter(form_id=form.pk).exists()
+    assert deadlocks() == before
