@@ -7,13 +7,9 @@ class FilesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from files import on_forms
         from files.models import StoredFile
         from files.services import file_row_deleted
-        from forms_app import hooks
 
         # A row deleted by a cascade (an account deleted) runs no code of ours but this.
         post_delete.connect(file_row_deleted, sender=StoredFile,
                             dispatch_uid="files.file_row_deleted")
-        # A deleted form's files go with it, in the transaction that deletes it.
-        hooks.register_deleting(on_forms.FormFiles())

@@ -129,12 +129,6 @@ def _delete_batch(submission_ids: list) -> int:
     return len(rows)
 
 
-def delete_files_of_form(form_id) -> int:
-    """Every file of a form (its delete): by the form, so no submission list is needed."""
-    ids = StoredFile.objects.filter(form_id=form_id).values_list("submission_id", flat=True)
-    return delete_files_of(set(ids))
-
-
 def file_row_deleted(sender, instance: StoredFile, **kwargs) -> None:
     """post_delete of a StoredFile row (files/apps.py): its object goes after commit."""
     key = instance.key

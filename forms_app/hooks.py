@@ -3,7 +3,10 @@ and they fill at start (in their AppConfig.ready()), so forms_app imports none o
 
 Submissions sets each form's folder sizes on the forms the API and the admin show
 (submissions/apps.py); integrations keeps the owner's notification in step with the form
-(integrations/apps.py); files deletes a deleted form's files (files/apps.py)."""
+(integrations/apps.py). When a form is deleted, submissions holds its submissions and then
+the form, and deletes their files; integrations then holds their deliveries: receivers run
+in the order they registered, which is INSTALLED_APPS' (docs/exactness.md, "Deleting races
+nothing into an error")."""
 
 from __future__ import annotations
 

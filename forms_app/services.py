@@ -44,10 +44,13 @@ def form_update(*, form: Form, **changes: Any) -> Form:
 
 
 @transaction.atomic
-@transaction.atomic
 def form_delete(*, form: Form) -> None:
     """Deletes the form and its submissions (and their files); its public endpoint answers
-    404 from now on. One transaction: the files' objects leave the store once it commits
-    (files hears of it through forms_app/hooks.py)."""
+    404 from now on. One transaction: the files' objects leave the store once it commits.
+
+    The receivers of forms_app/hooks.py first hold what they own in the lock order
+    (docs/exactness.md, "Deleting a form"): the form's submissions, the form's row, their
+    deliveries. Then nothing new can join the form, and the cascade below deletes every row
+    it has."""
     hooks.deleting(form)
     form.delete()

@@ -11,11 +11,14 @@ class IntegrationsConfig(AppConfig):
         import integrations.delivery.tasks  # noqa: F401
         from core import metrics
         from forms_app import hooks as forms_hooks
-        from integrations import kinds, on_submissions, services
+        from integrations import kinds, on_forms, on_submissions, services
         from submissions import hooks
 
         # Deliveries are written when submissions are stored, rescued, marked or deleted.
         hooks.register(on_submissions.Deliveries())
+        # A deleted form's deliveries are held before they cascade, after submissions'
+        # receiver has held the form (submissions comes first in INSTALLED_APPS).
+        forms_hooks.register_deleting(on_forms.FormDeliveries())
         # The owner's notification follows its form's notifyOwner.
         forms_hooks.register_saved(services.form_saved)
         # Every kind's delivery counters are in the scrape from the start, at 0, as the

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Q
+
 from forms_app.models import Form
 from integrations import announce
 from integrations.delivery.enqueue import (
     deliveries_drop_pending,
+    deliveries_hold,
     deliveries_insert,
     deliveries_queue,
     deliveries_record,
@@ -35,6 +38,9 @@ class Deliveries:
         deliveries_drop_pending(submission_id=submission_id)
         if announced:
             announce.submission_marked_spam(form, submission_id)
+
+    def deleting(self, submission_ids: list) -> None:
+        deliveries_hold(Q(submission_id__in=submission_ids))
 
     def deleted(self, form: Form, submission_ids: list) -> None:
         announce.submissions_deleted(form, submission_ids)

@@ -8,6 +8,7 @@ class SubmissionsConfig(AppConfig):
     def ready(self) -> None:
         from accounts import hooks as accounts_hooks
         from forms_app import hooks as forms_hooks
+        from submissions import on_forms
         from submissions.intake import admission
         from submissions.selectors import with_folder_sizes
 
@@ -16,3 +17,6 @@ class SubmissionsConfig(AppConfig):
         accounts_hooks.register_usage_reset(admission.reset)
         # The forms forms_app's API and admin show carry their folders' sizes.
         forms_hooks.register_annotator(with_folder_sizes)
+        # A deleted form's submissions and files go with it. Registered before integrations'
+        # receiver (INSTALLED_APPS order), which holds their deliveries after them.
+        forms_hooks.register_deleting(on_forms.FormSubmissions())

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from core.infra import rawsql
@@ -111,11 +111,37 @@ def _lock(form_id) -> dict[str, FolderCount]:
     return {row.status: row for row in rows}
 
 
+def hold(form_id) -> None:
+    """Hold the form's checkpoints until the transaction ends, the first lock of the order
+    (docs/exactness.md, "Lock order"), for a change that moves no row but removes them all
+    (the form's delete)."""
+    _lock(form_id)
+
+
+class Watch:
+    deleted = False  # the form was deleted meanwhile, and the transaction rolled back
+
+
+@contextmanager
+def unless_form_deleted(form_id) -> Iterator[Watch]:
+    """Around a transaction that takes the form's checkpoints: when the form's delete held
+    them first and then committed, the checkpoints made afresh for the form that is gone
+    fail their foreign key at this commit. That transaction is then over with nothing done,
+    the form's rows having gone with it (``Watch.deleted``); any other failure is raised."""
+    watch = Watch()
+    try:
+        yield watch
+    except IntegrityError:
+        if Form.objects.filter(pk=form_id).exists():
+            raise
+        watch.deleted = True
+
+
 def advance(form_id, status: str) -> None:
     """Place the rows committed so far in the feed, and fold the folder's placed tail into
     its checkpoint."""
     feed.catch_up()
-    with transaction.atomic():
+    with unless_form_deleted(form_id), transaction.atomic():
         checkpoint = _lock(form_id)[status]
         upto, newest = feed.placed_upto()
         done = checkpoint.counted_upto or 0

@@ -34,6 +34,10 @@ class Receiver(Protocol):
     def marked_spam(self, form: Form, submission_id: Any, *, was_inbox: bool) -> None:
         """Inside the transaction that marks it spam."""
 
+    def deleting(self, submission_ids: list) -> None:
+        """Inside the transaction that deletes them, with their rows held and not yet gone:
+        hold what hangs from them, so nothing new does while they go."""
+
     def deleted(self, form: Form, submission_ids: list) -> None:
         """Inside the transaction that deletes them; their rows are gone."""
 
@@ -54,6 +58,11 @@ def accepted(submission: Submission, *, again: bool = False) -> None:
 def marked_spam(form: Form, submission_id: Any, *, was_inbox: bool) -> None:
     for receiver in receivers:
         receiver.marked_spam(form, submission_id, was_inbox=was_inbox)
+
+
+def deleting(submission_ids: list) -> None:
+    for receiver in receivers:
+        receiver.deleting(submission_ids)
 
 
 def deleted(form: Form, submission_ids: list) -> None:

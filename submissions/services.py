@@ -194,12 +194,16 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
     counts, and announce ``submission.deleted`` for each that downstream may hold (it has
     been in the inbox), or for each one when ``announce_every``; how many went. Every
     deletion comes here: the owner's, retention, the spam purge, an erasure."""
-    with one_writer(), folders.changing(form_id) as changes:
+    with folders.unless_form_deleted(form_id) as form, one_writer(), \
+            folders.changing(form_id) as changes:
         locked = list(chosen.select_for_update().values_list(
             "pk", "status", "position", "spam", "received_at"))
         for _, status, position, _, _ in locked:
             changes.left(status, position)
         ids = [row[0] for row in locked]
+        # What hangs from them (their deliveries) is held next, in the lock order, so a
+        # worker recording an attempt either ends first or finds the delivery gone.
+        hooks.deleting(ids)
         gone = Submission.objects.filter(pk__in=ids).delete()[1]
         known = [row[0] for row in locked
                  if announce_every or _has_been_in_inbox(row[3], row[4])]
@@ -207,7 +211,8 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
             hooks.deleted(Form.objects.get(pk=form_id), known)
         # Their files go once the rows are surely gone (files/services.py).
         transaction.on_commit(lambda: delete_files_of(ids), robust=True)
-    return gone.get(Submission._meta.label, 0)
+        removed = gone.get(Submission._meta.label, 0)
+    return 0 if form.deleted else removed  # the form's delete took them first
 
 
 ORPHAN_AGE = timedelta(days=1)
@@ -220,6 +225,55 @@ def orphan_files_purge() -> int:
     stored = Submission.objects.filter(pk=OuterRef("submission_id"))
     orphans = StoredFile.objects.filter(created_at__lt=cutoff).exclude(Exists(stored))
     return delete_files_of(set(orphans.values_list("submission_id", flat=True)[:PURGE_BATCH]))
+
+
+# How many times a form's delete locks the submissions that arrived while it was taking the
+# form's row, before it takes the row regardless (each pass is two short statements).
+FORM_LOCK_PASSES = 20
+
+
+def form_submissions_hold(form_id) -> list:
+    """For a form's delete, inside its transaction: hold the form's checkpoints, all its
+    submissions and then the form's row, in the lock order (docs/exactness.md), and delete
+    the submissions' files; the ids held.
+
+    Once the form's row is held no new submission can commit (its foreign-key check waits
+    for the delete and then fails: the post is a 404), so the rows held are all the form
+    will ever have. One that committed between the two steps would be locked after the
+    form, against the order: a worker holding it could wait for the form, the delete for
+    it. So the form's lock is taken under a savepoint, given back when there are rows it
+    has not seen, and taken again once they are held."""
+    folders.hold(form_id)
+    for _ in range(FORM_LOCK_PASSES):
+        ids = _hold_submissions(form_id)
+        if _form_held_over(form_id, len(ids)):
+            break
+    else:
+        _hold_form(form_id)
+        ids = _hold_submissions(form_id)
+    delete_files_of(ids)  # the rows now, the objects once the delete commits
+    return ids
+
+
+def _hold_submissions(form_id) -> list:
+    rows = Submission.objects.select_for_update().filter(form_id=form_id).order_by("pk")
+    return list(rows.values_list("pk", flat=True))
+
+
+def _hold_form(form_id) -> None:
+    list(Form.objects.select_for_update().filter(pk=form_id).values_list("pk"))
+
+
+def _form_held_over(form_id, held: int) -> bool:
+    """Take the form's row, and keep it if the form still has exactly the ``held``
+    submissions (held rows cannot go, so the same number is the same rows)."""
+    savepoint = transaction.savepoint()
+    _hold_form(form_id)
+    if Submission.objects.filter(form_id=form_id).count() == held:
+        transaction.savepoint_commit(savepoint)
+        return True
+    transaction.savepoint_rollback(savepoint)
+    return False
 
 
 def submission_delete(*, submission: Submission) -> None:

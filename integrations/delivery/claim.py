@@ -145,6 +145,8 @@ def _claimed_columns() -> tuple:
 
 
 def _integrations(ids: set) -> dict:
+    if not ids:  # every claimed row was deleted since (its submission, or its form)
+        return {}
     fields = Integration._meta.concrete_fields
     rows = rawsql.fetch(
         f"SELECT {', '.join(str(field.column) for field in fields)} "

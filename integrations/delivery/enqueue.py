@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import connection, transaction
+from django.db.models import Q
 
 from accounts.models import User
 from core.infra import dbclock, rawsql
@@ -78,6 +79,23 @@ def deliveries_drop_pending(*, submission_id) -> int:
     return Delivery.objects.filter(
         submission_id=submission_id, state=DeliveryState.PENDING
     ).delete()[0]
+
+
+def deliveries_hold(chosen: Q) -> None:
+    """Hold the ``chosen`` deliveries until the transaction ends, in id order, before their
+    submission or form deletes them: a worker recording an attempt at one either commits
+    first (and its attempt goes with the delivery) or waits and then finds it gone, records
+    nothing and sends nothing more. Without this a worker's attempt could land between the
+    delete's reading of the attempts and its removal of the delivery, and fail its commit."""
+    rows = Delivery.objects.select_for_update().filter(chosen).order_by("pk")
+    list(rows.values_list("pk"))
+
+
+def deliveries_of_form(form_id) -> Q:
+    """A form's deliveries: those of its submissions, and those of its own integrations (a
+    test send, a deletion's event)."""
+    return (Q(submission_id__in=Submission.objects.filter(form_id=form_id).values("pk"))
+            | Q(integration_id__in=Integration.objects.filter(form_id=form_id).values("pk")))
 
 
 def deliveries_queue(ids: list, *, force: bool = False, sweeping: bool = False) -> None:

@@ -22,3 +22,21 @@ def test_a_saved_form_keeps_its_owner_notification_in_step():
     from integrations.services import form_saved
 
     assert hooks.on_saved == [form_saved]
+
+
+def test_a_deleted_forms_rows_are_held_submissions_first_then_deliveries():
+    """The order of the lock order (docs/exactness.md, "Deleting a form"): submissions'
+    receiver holds the form's submissions and the form, then integrations' their deliveries."""
+    from forms_app import hooks
+    from integrations.on_forms import FormDeliveries
+    from submissions.on_forms import FormSubmissions
+
+    assert [type(receiver) for receiver in hooks.on_deleting] == [FormSubmissions,
+                                                                  FormDeliveries]
+
+
+def test_a_deletion_of_submissions_holds_their_deliveries_first():
+    from integrations.on_submissions import Deliveries
+    from submissions import hooks
+
+    assert [type(receiver) for receiver in hooks.receivers] == [Deliveries]
