@@ -11,6 +11,7 @@ and no object is left behind that no row names (the orphan purge looks for rows)
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -203,16 +204,21 @@ def orphan_objects_sweep(*, older_than: timedelta = ORPHAN_OBJECT_AGE) -> int:
     return removed
 
 
+# What ``_key`` names, and nothing else: a folder's lost+found, or anything an operator put
+# beside the files, is never listed, so never removed.
+OUR_NAME = re.compile(r"[0-9a-f]{32}")
+
+
 def _stored_keys() -> Iterator[str]:
-    """Every object's name: ``<owner>/<random id>`` (``_key``)."""
+    """Every object named as ``_key`` names them: ``<owner>/<random id>``."""
     store = storage()
     try:
         owners, _ = store.listdir("")
     except FileNotFoundError:  # the folder is made by the first upload
         return
-    for owner in owners:
+    for owner in filter(OUR_NAME.fullmatch, owners):
         _, names = store.listdir(owner)
-        yield from (f"{owner}/{name}" for name in names)
+        yield from (f"{owner}/{name}" for name in names if OUR_NAME.fullmatch(name))
 
 
 def _batches(keys: Iterator[str], size: int) -> Iterator[list[str]]:

@@ -11,10 +11,12 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
@@ -230,9 +232,31 @@ def test_the_sweep_keeps_a_young_object_whose_row_may_be_coming(user, stored_row
 
 
 @pytest.mark.django_db
+def test_the_sweep_never_removes_what_it_did_not_name(user, stored_row, store, clock):
+    others = [storage().save(name, ContentFile(b"not ours")) for name in (
+        "lost+found/x", f"{user.pk.hex}/notes.txt", "README")]
+    clock.advance(days=30)
+
+    assert orphan_objects_sweep() == 0
+
+    assert store.keys() == sorted([*others, stored_row.key])
+
+
+@pytest.mark.django_db
 def test_the_sweep_never_removes_an_old_object_with_a_row(stored_row, store, clock):
     clock.advance(days=30)
 
     assert orphan_objects_sweep() == 0
 
+    assert store.keys() == [stored_row.key]
+
+
+@pytest.mark.django_db
+def test_the_hourly_purge_runs_the_sweep(user, stored_row, store, clock):
+    _leftover(user)
+    clock.advance(hours=2)
+
+    call_command("purge", stdout=(out := StringIO()))
+
+    assert "orphan_stored_objects: 1 deleted" in out.getvalue()
     assert store.keys() == [stored_row.key]
