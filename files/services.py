@@ -11,11 +11,14 @@ and no object is left behind that no row names (the orphan purge looks for rows)
 from __future__ import annotations
 
 import logging
+import os
 import re
+import tempfile
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -25,8 +28,9 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
-from core import clock
+from core import clock, crypto
 from core.errors import ServiceError
+from files import sealing
 from files.models import StorageUsage, StoredFile
 from files.receiving import Received, ReceivedFile
 from forms_app.models import Form
@@ -123,7 +127,7 @@ def _write(key: str, item: ReceivedFile) -> str:
     """Store one file under ``key``; the name it was stored under. Whatever the store raises
     (ENOSPC, EACCES, a connection refused) is a storage failure: a 503, never a 500."""
     content = File(item.data)
-    content.size = item.size
+    content.size = item.data.seek(0, os.SEEK_END)  # sealed: longer than the file as sent
     try:
         return storage().save(key, content)
     except Exception as error:
@@ -248,3 +252,52 @@ def _remove_older(keys: list[str], cutoff: datetime) -> int:
         logger.warning("Removed %d stored files that no submission names", len(old))
     return len(old)
 
+
+@dataclass
+class Resealed:
+    sealed: int = 0  # plaintext files from before 1.2.0, now sealed
+    rekeyed: int = 0  # sealed under an older key, now under the first
+    failed: int = 0  # missing, changed, under a key no longer configured, or not writable
+
+
+def files_reencrypt() -> Resealed:
+    """Seal every stored file under the first FIELD_ENCRYPTION_KEYS key: plaintext ones (from
+    before 1.2.0) and those sealed under an older key. Each is written under a new name and its
+    row moved to it only if the row still names the old one, so a file deleted meanwhile
+    leaves nothing behind, and a run stopped halfway is simply run again. A file that cannot
+    be read or written is logged, counted and left as it is."""
+    done = Resealed()
+    current = crypto.file_keys()[0].id
+    rows = StoredFile.objects.order_by("pk").values_list("pk", "owner_id", "key")
+    for pk, owner_id, key in rows.iterator():
+        try:
+            with closing(sealing.opened(storage().open(key, "rb"))) as handle:
+                if handle.key_id == current:
+                    continue
+                was_plain = handle.key_id is None
+                _reseal(pk, owner_id, key, handle)
+        except Exception as error:
+            logger.error("Could not re-encrypt stored file %s: %r", pk, error)
+            done.failed += 1
+            continue
+        if was_plain:
+            done.sealed += 1
+        else:
+            done.rekeyed += 1
+    return done
+
+
+def _reseal(pk, owner_id, key: str, handle: sealing.Opened) -> None:
+    new_key = _key(owner_id)  # named first, so a write that fails halfway is removed
+    try:
+        with tempfile.TemporaryFile() as spool:
+            sealer = sealing.Sealer()
+            while chunk := handle.read(sealing.CHUNK_BYTES):
+                spool.write(sealer.update(chunk))
+            spool.write(sealer.finish())
+            new_key = storage().save(new_key, File(spool))
+    except BaseException:
+        _remove([new_key])
+        raise
+    moved = StoredFile.objects.filter(pk=pk, key=key).update(key=new_key)
+    _remove([key] if moved else [new_key])
