@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from core.errors import default_error, json_error
 from files import links, sealing
 from files.models import StoredFile
-from files.services import storage
+from files.services import storage, storage_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,14 @@ def _not_found() -> HttpResponse:
     return json_error(404, *default_error(404))
 
 
+def _unavailable() -> HttpResponse:
+    error = storage_unavailable()
+    answer = json_error(error.status_code, error.code, error.message)
+    for name, value in error.headers.items():
+        answer[name] = value
+    return answer
+
+
 @csrf_exempt
 def download(request: HttpRequest, file_id: str) -> HttpResponseBase:
     if request.method not in ("GET", "HEAD"):
@@ -66,12 +74,15 @@ def download(request: HttpRequest, file_id: str) -> HttpResponseBase:
         return _not_found()
     try:
         handle = sealing.opened(storage().open(row.key, "rb"))
-    except (FileNotFoundError, OSError):
+    except FileNotFoundError:
         return _not_found()
     except sealing.Unreadable as error:
         # Changed at rest, or its key was dropped: refused, never served; the operator is told.
         logger.error("Refused stored file %s: %s", row.pk, error)
         return _not_found()
+    except Exception as error:  # the store did not answer (a disk error, S3 unreachable)
+        logger.warning("Could not read stored file %s: %r", row.pk, error)
+        return _unavailable()
     answer = FileStream(handle, as_attachment=True, filename=safe_filename(row.name),
                         content_type=row.content_type)
     answer["Content-Length"] = str(row.size)

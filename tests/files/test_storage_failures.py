@@ -158,15 +158,20 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.django_db
-def test_an_unreachable_store_answers_503_and_counts_nothing(settings, monkeypatch, user,
-                                                             public):
+def _unreachable_s3(settings, monkeypatch) -> None:
+    """An S3 store whose address refuses connections."""
     for name, value in {"S3_ENDPOINT_URL": f"http://127.0.0.1:{_closed_port()}",
                         "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                         "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(name, value)
     settings.STORAGES = {**settings.STORAGES,
                          "uploads": uploads_storage("s3://nowhere/files", Path("/unused"))}
+
+
+@pytest.mark.django_db
+def test_an_unreachable_store_answers_503_and_counts_nothing(settings, monkeypatch, user,
+                                                             public):
+    _unreachable_s3(settings, monkeypatch)
     form = upload_form(user, maxBytes=2 * FILE_BYTES)
 
     assert_unavailable(send(public, form, 1))
@@ -260,3 +265,21 @@ def test_the_hourly_purge_runs_the_sweep(user, stored_row, store, clock):
 
     assert "orphan_stored_objects: 1 deleted" in out.getvalue()
     assert store.keys() == [stored_row.key]
+
+
+@pytest.mark.django_db
+def test_a_download_while_the_store_is_unreachable_answers_503(stored_row, settings,
+                                                               monkeypatch):
+    _unreachable_s3(settings, monkeypatch)
+
+    response = Client().get(f"/api/v1/files/{stored_row.pk}?sig={links.signature(stored_row.pk)}")
+
+    assert_unavailable_json(response)
+
+
+def assert_unavailable_json(response) -> None:
+    assert response.status_code == 503
+    assert response["Retry-After"] == "60"
+    assert response.json() == {
+        "error": "storage_unavailable",
+        "message": "Files cannot be stored right now. Please try again shortly."}
