@@ -51,7 +51,7 @@ def storage_unavailable() -> ServiceError:
     """The store refused a write (a full disk, an unwritable folder, an unreachable S3 store):
     nothing of the submission is kept, and the client is told when to try again."""
     return ServiceError("storage_unavailable",
-                        "Files cannot be stored right now. Please try again shortly.", 503,
+                        "File storage is unavailable right now. Please try again shortly.", 503,
                         headers={"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)})
 
 

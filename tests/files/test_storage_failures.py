@@ -69,7 +69,7 @@ def assert_unavailable(response) -> None:
     assert response["Retry-After"] == "60"
     assert response.json() == {
         "success": False, "error": "storage_unavailable",
-        "message": "Files cannot be stored right now. Please try again shortly."}
+        "message": "File storage is unavailable right now. Please try again shortly."}
 
 
 def download(row: StoredFile) -> bytes:
@@ -282,4 +282,4 @@ def assert_unavailable_json(response) -> None:
     assert response["Retry-After"] == "60"
     assert response.json() == {
         "error": "storage_unavailable",
-        "message": "Files cannot be stored right now. Please try again shortly."}
+        "message": "File storage is unavailable right now. Please try again shortly."}
