@@ -8,11 +8,14 @@ So a changed, reordered, truncated or extended file, or a changed header, fails 
 a file is sealed and opened a chunk at a time: never held whole in memory.
 
 Files stored before 1.2.0 are plaintext: they do not start with ``MAGIC`` and open as they
-are (``manage.py rotate_encryption_keys`` seals them).
+are once their bytes match the sha256 listed with them (``manage.py rotate_encryption_keys``
+seals them).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from typing import Any
 
@@ -105,7 +108,7 @@ class Opened:
     is returned, and the first one at once, so a changed file is refused before a byte of it
     is served; a change further in stops the read there (``Unreadable``)."""
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: Any, sha256: str) -> None:
         self._raw = raw
         head = _read_exact(raw, HEADER_BYTES)
         self._index = 0
@@ -113,7 +116,8 @@ class Opened:
         self._at = 0  # how much of ``_buffer`` has been read
         if not head.startswith(MAGIC):
             self.key_id: bytes | None = None
-            self._buffer = head
+            _check_plaintext(raw, head, sha256)
+            self._buffer = b""
             return
         if len(head) < HEADER_BYTES:
             raise Unreadable("the file is shorter than its header")
@@ -163,6 +167,19 @@ class Opened:
         self._raw.close()
 
 
+def _check_plaintext(raw: Any, head: bytes, sha256: str) -> None:
+    """A file without the marker (stored by 1.1.0) has nothing to authenticate it but the
+    sha256 listed with it: read through once and compared before a byte is served, so a file
+    replaced at rest (or its marker altered) is refused like a sealed one, never served or
+    sealed by the re-encryption command. Then back to its start."""
+    digest = hashlib.sha256(head)
+    while part := raw.read(CHUNK_BYTES):
+        digest.update(part)
+    if not hmac.compare_digest(digest.hexdigest(), sha256):
+        raise Unreadable("a plaintext file whose sha256 is not the one listed")
+    raw.seek(0)
+
+
 def _secret_of(key_id: bytes) -> bytes:
     for key in crypto.file_keys():
         if key.id == key_id:
@@ -170,11 +187,12 @@ def _secret_of(key_id: bytes) -> bytes:
     raise Unreadable(f"sealed under key {key_id.hex()}, which FIELD_ENCRYPTION_KEYS lacks")
 
 
-def opened(raw: Any) -> Opened:
-    """``raw`` (a stored file, open for reading) as its plaintext; ``Unreadable`` (and
-    ``raw`` closed) when it is sealed and does not open."""
+def opened(raw: Any, *, sha256: str) -> Opened:
+    """``raw`` (a stored file, open for reading, seekable) as its plaintext; ``Unreadable``
+    (and ``raw`` closed) when it does not open, or, from before 1.2.0, is not the file whose
+    ``sha256`` is listed."""
     try:
-        return Opened(raw)
+        return Opened(raw, sha256)
     except Unreadable:
         raw.close()
         raise

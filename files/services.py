@@ -48,8 +48,8 @@ STORAGE_RETRY_AFTER_SECONDS = 60
 
 
 def storage_unavailable() -> ServiceError:
-    """The store refused a write (a full disk, an unwritable folder, an unreachable S3 store):
-    nothing of the submission is kept, and the client is told when to try again."""
+    """The store failed a write or a read (a full disk, an unwritable folder, an unreachable S3
+    store): nothing of the submission is kept, and the client is told when to try again."""
     return ServiceError("storage_unavailable",
                         "File storage is unavailable right now. Please try again shortly.", 503,
                         headers={"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)})
@@ -268,10 +268,10 @@ def files_reencrypt() -> Resealed:
     be read or written is logged, counted and left as it is."""
     done = Resealed()
     current = crypto.file_keys()[0].id
-    rows = StoredFile.objects.order_by("pk").values_list("pk", "owner_id", "key")
-    for pk, owner_id, key in rows.iterator():
+    rows = StoredFile.objects.order_by("pk").values_list("pk", "owner_id", "key", "sha256")
+    for pk, owner_id, key, sha256 in rows.iterator():
         try:
-            with closing(sealing.opened(storage().open(key, "rb"))) as handle:
+            with closing(sealing.opened(storage().open(key, "rb"), sha256=sha256)) as handle:
                 if handle.key_id == current:
                     continue
                 was_plain = handle.key_id is None

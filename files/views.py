@@ -73,7 +73,7 @@ def download(request: HttpRequest, file_id: str) -> HttpResponseBase:
     if row is None:
         return _not_found()
     try:
-        handle = sealing.opened(storage().open(row.key, "rb"))
+        handle = sealing.opened(storage().open(row.key, "rb"), sha256=row.sha256)
     except FileNotFoundError:
         return _not_found()
     except sealing.Unreadable as error:

@@ -88,7 +88,7 @@ def test_an_empty_file_is_sealed_and_downloads_empty(public, user, store):
     assert download(row) == b""
 
 
-@pytest.mark.parametrize("where", [len(sealing.MAGIC), sealing.HEADER_BYTES - 1,
+@pytest.mark.parametrize("where", [1, len(sealing.MAGIC), sealing.HEADER_BYTES - 1,
                                    sealing.HEADER_BYTES + 5])
 def test_a_changed_file_is_refused_not_served(public, form, store, where):
     row = stored(public, form)
@@ -199,3 +199,16 @@ def test_rotation_counts_and_keeps_a_file_it_cannot_open(public, form, store, se
     assert "0 re-encrypted under the first key, 1 could not be re-encrypted" in out.getvalue()
     assert StoredFile.objects.get().key == row.key and store.keys() == [row.key]
     assert raw(row) == bytes(changed)
+
+
+def test_a_changed_plaintext_file_from_1_1_0_is_refused_and_never_sealed(public, form, store):
+    row = stored(public, form)
+    replace(row, PDF[:-1] + b"!")  # not the file whose sha256 is listed
+
+    assert fetch(row).status_code == 404
+
+    call_command("rotate_encryption_keys", stdout=(out := StringIO()))
+
+    assert "Files: 0 encrypted (were plaintext)" in out.getvalue()
+    assert "1 could not be re-encrypted" in out.getvalue()
+    assert raw(row) == PDF[:-1] + b"!"
