@@ -35,8 +35,8 @@ SEALED_CHUNK_BYTES = CHUNK_BYTES + TAG_BYTES
 
 
 class Unreadable(Exception):
-    """A sealed file that does not open: changed since it was sealed, or sealed under a key
-    no longer in FIELD_ENCRYPTION_KEYS."""
+    """A stored file that does not open: changed since it was sealed, sealed under a key no
+    longer in FIELD_ENCRYPTION_KEYS, or a plaintext one that is not the file listed."""
 
 
 def _cipher(secret: bytes, salt: bytes) -> AESGCM:
