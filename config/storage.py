@@ -56,7 +56,21 @@ def _s3(bucket: str, prefix: str) -> dict[str, Any]:
         "file_overwrite": False,
         "querystring_auth": False,  # links are this service's own signed ones, never S3's
         "transfer_config": _s3_transfer(TransferConfig),
+        "client_config": _s3_client(),
+        # A download fetches the object into a temporary file; past this it goes to disk
+        # (the default, 0, kept every download whole in memory).
+        "max_memory_size": 256 * 1024,
     }}
+
+
+def _s3_client():
+    """botocore waits 60 s to connect and 60 s for an answer, five times over: a store that
+    stopped answering held each upload for minutes. Bounded, an unreachable store is a 503
+    (storage_unavailable) within the 30 s every request ends in."""
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    return Config(connect_timeout=3, read_timeout=10,
+                  retries={"mode": "standard", "total_max_attempts": 2})
 
 
 def _s3_transfer(transfer_config):

@@ -1,7 +1,8 @@
-"""A form's uploads as the multipart parser reads them: each file written to a temporary file
-(in memory up to 256 KiB, then on disk) and hashed chunk by chunk, with the form's limits
-checked as the bytes arrive, so no file is ever held whole in memory and an oversized one is
-refused before the rest is read."""
+"""A form's uploads as the multipart parser reads them: each file hashed and sealed
+(files/sealing.py) chunk by chunk into a temporary file (in memory up to 256 KiB, then on
+disk), with the form's limits checked as the bytes arrive, so no file is ever held whole in
+memory, an oversized one is refused before the rest is read, and what reaches the temporary
+file and the store is already encrypted."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from django.core.files.uploadhandler import FileUploadHandler
 
 from core.errors import ServiceError
+from files.sealing import Sealer
 from files.sniff import HEAD_BYTES, accepted, sniff
 from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 
@@ -65,10 +67,10 @@ def file_type_refused(field_name: str, content_type: str) -> ServiceError:
 class ReceivedFile:
     field: str
     name: str
-    size: int
-    sha256: str
+    size: int  # of the file as sent; the sealed one is longer
+    sha256: str  # of the file as sent
     content_type: str
-    data: Any  # the temporary file, at its end
+    data: Any  # the temporary file holding it sealed, at its end
 
     def __str__(self) -> str:
         return f"[File: {self.name}, {self.size} bytes]"  # the field's value, as spec.md says
@@ -116,6 +118,7 @@ class KeepingUploadHandler(FileUploadHandler):
             raise too_many_files(field_name, self.limits.max_files)
         self.data = self.received.spool()
         self.digest = hashlib.sha256()
+        self.sealer = Sealer()
         self.size = 0
         self.head = b""
 
@@ -126,13 +129,14 @@ class KeepingUploadHandler(FileUploadHandler):
         if len(self.head) < HEAD_BYTES:
             self.head += raw_data[: HEAD_BYTES - len(self.head)]
         self.digest.update(raw_data)
-        self.data.write(raw_data)
+        self.data.write(self.sealer.update(raw_data))
         return None
 
     def file_complete(self, file_size: int) -> ReceivedFile:  # type: ignore[override]
         content_type = sniff(self.head)
         if not accepted(content_type, self.limits.types):
             raise file_type_refused(self.field_name, content_type)
+        self.data.write(self.sealer.finish())
         received = ReceivedFile(
             field=self.field_name, name=self.file_name or "", size=self.size,
             sha256=self.digest.hexdigest(), content_type=content_type, data=self.data,

@@ -11,10 +11,15 @@ and no object is left behind that no row names (the orphan purge looks for rows)
 from __future__ import annotations
 
 import logging
+import os
+import re
+import tempfile
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.files import File
@@ -23,9 +28,11 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
+from core import clock, crypto
 from core.errors import ServiceError
+from files import sealing
 from files.models import StorageUsage, StoredFile
-from files.receiving import Received
+from files.receiving import Received, ReceivedFile
 from forms_app.models import Form
 
 logger = logging.getLogger(__name__)
@@ -37,6 +44,17 @@ def storage() -> Storage:
     return storages["uploads"]
 
 
+STORAGE_RETRY_AFTER_SECONDS = 60
+
+
+def storage_unavailable() -> ServiceError:
+    """The store failed a write or a read (a full disk, an unwritable folder, an unreachable S3
+    store): nothing of the submission is kept, and the client is told when to try again."""
+    return ServiceError("storage_unavailable",
+                        "File storage is unavailable right now. Please try again shortly.", 503,
+                        headers={"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)})
+
+
 def quota_exceeded(field_name: str) -> ServiceError:
     return ServiceError("storage_quota_exceeded",
                         "The form's account has no room left for these files.", 413,
@@ -46,17 +64,20 @@ def quota_exceeded(field_name: str) -> ServiceError:
 def storage_reserve(*, owner_id, size: int) -> bool:
     """Take ``size`` bytes of the owner's quota in one conditional UPDATE: concurrent uploads
     are ordered by the row's lock, so together they never pass the quota."""
+    if _take(owner_id, size):
+        return True
+    # The account's first upload: its row is made once, by whoever comes first (the others'
+    # inserts wait for it, then do nothing). Only once the row surely exists does an UPDATE
+    # that takes nothing mean "no room": asking whether the row exists after a first UPDATE
+    # found none saw the row another first upload had just made, and refused with room left.
+    StorageUsage.objects.bulk_create([StorageUsage(owner_id=owner_id)], ignore_conflicts=True)
+    return _take(owner_id, size)
+
+
+def _take(owner_id, size: int) -> bool:
     room = Coalesce(F("quota"), Value(settings.DEFAULT_STORAGE_QUOTA_BYTES)) - size
-    for _ in range(2):
-        taken = StorageUsage.objects.filter(owner_id=owner_id, used__lte=room).update(
-            used=F("used") + size)
-        if taken:
-            return True
-        if StorageUsage.objects.filter(owner_id=owner_id).exists():
-            return False
-        StorageUsage.objects.bulk_create([StorageUsage(owner_id=owner_id)],
-                                         ignore_conflicts=True)
-    return False
+    return bool(StorageUsage.objects.filter(owner_id=owner_id, used__lte=room).update(
+        used=F("used") + size))
 
 
 def storage_give_back(*, owner_id, size: int) -> None:
@@ -82,9 +103,9 @@ def files_stored(*, form: Form, received: Received | None, submission_id) -> Ite
     rows: list[StoredFile] = []
     try:
         for position, item in enumerate(received.files):
-            content = File(item.data)
-            content.size = item.size
-            keys.append(storage().save(_key(form.owner_id), content))
+            # Named before the write, so a write that fails halfway is removed with the rest.
+            keys.append(_key(form.owner_id))
+            keys[-1] = _write(keys[-1], item)
             rows.append(StoredFile(
                 owner_id=form.owner_id, form_id=form.pk, submission_id=submission_id,
                 field=item.field[:256], name=item.name[:255], size=item.size,
@@ -100,6 +121,18 @@ def files_stored(*, form: Form, received: Received | None, submission_id) -> Ite
         _remove(keys)
         storage_give_back(owner_id=form.owner_id, size=total)
         raise
+
+
+def _write(key: str, item: ReceivedFile) -> str:
+    """Store one file under ``key``; the name it was stored under. Whatever the store raises
+    (ENOSPC, EACCES, a connection refused) is a storage failure: a 503, never a 500."""
+    content = File(item.data)
+    content.size = item.data.seek(0, os.SEEK_END)  # sealed: longer than the file as sent
+    try:
+        return storage().save(key, content)
+    except Exception as error:
+        logger.warning("Could not store an uploaded file: %r", error)
+        raise storage_unavailable() from error
 
 
 def delete_files_of(submission_ids: Iterable) -> int:
@@ -141,3 +174,124 @@ def _remove(keys: list[str]) -> None:
             storage().delete(key)
         except Exception:  # the row is gone either way; an operator sees the leftover
             logger.exception("Could not delete the stored file %s", key)
+
+
+# Past any request's life (every request ends within 30 s of being read; the files are
+# written after the body is read, their rows right after), with room for clocks apart.
+ORPHAN_OBJECT_AGE = timedelta(hours=1)
+SWEEP_BATCH = 500
+
+
+def orphan_objects_sweep(*, older_than: timedelta = ORPHAN_OBJECT_AGE) -> int:
+    """Remove stored objects that no row names and that are older than ``older_than``: what a
+    web process killed while writing a submission's files left behind (its rows are written
+    after the files, and a request that fails removes its own). How many went.
+
+    A file younger than the bound may belong to a request still writing, and one with a row
+    belongs to a submission: neither is touched. A store that cannot be listed is logged and
+    swept at the next run."""
+    cutoff = clock.now() - older_than
+    removed = 0
+    try:
+        for batch in _batches(_stored_keys(), SWEEP_BATCH):
+            named = set(StoredFile.objects.filter(key__in=batch).values_list("key", flat=True))
+            unnamed = [key for key in batch if key not in named]
+            removed += _remove_older(unnamed, cutoff)
+    except Exception:
+        logger.exception("Could not sweep the storage for orphaned files")
+    return removed
+
+
+# What ``_key`` names, and nothing else: a folder's lost+found, or anything an operator put
+# beside the files, is never listed, so never removed.
+OUR_NAME = re.compile(r"[0-9a-f]{32}")
+
+
+def _stored_keys() -> Iterator[str]:
+    """Every object named as ``_key`` names them: ``<owner>/<random id>``."""
+    store = storage()
+    try:
+        owners, _ = store.listdir("")
+    except FileNotFoundError:  # the folder is made by the first upload
+        return
+    for owner in filter(OUR_NAME.fullmatch, owners):
+        _, names = store.listdir(owner)
+        yield from (f"{owner}/{name}" for name in names if OUR_NAME.fullmatch(name))
+
+
+def _batches(keys: Iterator[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for key in keys:
+        batch.append(key)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _remove_older(keys: list[str], cutoff: datetime) -> int:
+    old = []
+    for key in keys:
+        try:
+            if storage().get_modified_time(key) < cutoff:
+                old.append(key)
+        except FileNotFoundError:  # gone meanwhile
+            continue
+    # Checked again just before: a row may have been written since the batch was read.
+    named = set(StoredFile.objects.filter(key__in=old).values_list("key", flat=True))
+    old = [key for key in old if key not in named]
+    _remove(old)
+    if old:
+        logger.warning("Removed %d stored files that no submission names", len(old))
+    return len(old)
+
+
+@dataclass
+class Resealed:
+    sealed: int = 0  # plaintext files from before 1.2.0, now sealed
+    rekeyed: int = 0  # sealed under an older key, now under the first
+    failed: int = 0  # missing, changed, under a key no longer configured, or not writable
+
+
+def files_reencrypt() -> Resealed:
+    """Seal every stored file under the first FIELD_ENCRYPTION_KEYS key: plaintext ones (from
+    before 1.2.0) and those sealed under an older key. Each is written under a new name and its
+    row moved to it only if the row still names the old one, so a file deleted meanwhile
+    leaves nothing behind, and a run stopped halfway is simply run again. A file that cannot
+    be read or written is logged, counted and left as it is."""
+    done = Resealed()
+    current = crypto.file_keys()[0].id
+    rows = StoredFile.objects.order_by("pk").values_list("pk", "owner_id", "key", "sha256")
+    for pk, owner_id, key, sha256 in rows.iterator():
+        try:
+            with closing(sealing.opened(storage().open(key, "rb"), sha256=sha256)) as handle:
+                if handle.key_id == current:
+                    continue
+                was_plain = handle.key_id is None
+                _reseal(pk, owner_id, key, handle)
+        except Exception as error:
+            logger.error("Could not re-encrypt stored file %s: %r", pk, error)
+            done.failed += 1
+            continue
+        if was_plain:
+            done.sealed += 1
+        else:
+            done.rekeyed += 1
+    return done
+
+
+def _reseal(pk, owner_id, key: str, handle: sealing.Opened) -> None:
+    new_key = _key(owner_id)  # named first, so a write that fails halfway is removed
+    try:
+        with tempfile.TemporaryFile() as spool:
+            sealer = sealing.Sealer()
+            while chunk := handle.read(sealing.CHUNK_BYTES):
+                spool.write(sealer.update(chunk))
+            spool.write(sealer.finish())
+            new_key = storage().save(new_key, File(spool))
+    except BaseException:
+        _remove([new_key])
+        raise
+    moved = StoredFile.objects.filter(pk=pk, key=key).update(key=new_key)
+    _remove([key] if moved else [new_key])

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from accounts.services import revoked_tokens_purge, sign_up_attempts_purge
 from core import crypto
+from files.services import orphan_objects_sweep
 from forms_app.models import Form
 from integrations.kinds.email import autoresponse
 from integrations.kinds.owner_email import digest
@@ -26,8 +27,9 @@ def purge() -> dict[str, int]:
     """Delete what is kept only for a while (contract, "Submission lifecycle"): submissions
     past their form's retentionDays, spam after 30 days, Idempotency-Keys after 24 h, revoked
     tokens once they have expired anyway, sign-ups of addresses never verified after 30 days,
-    the marks that keep autoresponses to one an hour once their hour is past, and uploaded
-    files whose submission was never stored. How many rows of each kind went.
+    the marks that keep autoresponses to one an hour once their hour is past, uploaded
+    files whose submission was never stored, and stored objects no file row names (a web
+    process killed while writing them). How many of each kind went.
 
     Then each folder's new rows are folded into its count, so no read has a long tail to
     count."""
@@ -40,6 +42,7 @@ def purge() -> dict[str, int]:
         "autoresponse_marks": autoresponse.expired_purge(),
         "owner_digest_hours": digest.expired_purge(),
         "orphan_files": orphan_files_purge(),
+        "orphan_stored_objects": orphan_objects_sweep(),
     }
     folders.advance_all(list(Form.objects.values_list("pk", flat=True)))
     return went

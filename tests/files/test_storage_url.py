@@ -62,6 +62,11 @@ def test_an_s3_url_is_its_bucket_and_prefix_with_the_environments_store(
     assert options["file_overwrite"] is False
     # One PUT streamed from the temporary file, never parts read into memory.
     assert options["transfer_config"].multipart_threshold == 64 * 1024 * 1024
+    # A store that stops answering fails a request in about 30 s at most, not minutes.
+    client = options["client_config"]
+    assert (client.connect_timeout, client.read_timeout) == (3, 10)
+    assert client.retries == {"mode": "standard", "total_max_attempts": 2}
+    assert options["max_memory_size"] == 256 * 1024  # a download goes to disk past it
 
 
 def test_an_s3_url_without_the_environment_leaves_boto3_its_own_lookup(monkeypatch):
