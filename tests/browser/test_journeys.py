@@ -468,3 +468,28 @@ def test_an_owner_turns_on_two_step_sign_in_and_signs_in_with_codes(page, live_s
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile(r"/dashboard/$"))
     expect(page.get_by_role("heading", name="Your forms")).to_be_visible()
+
+
+def test_back_after_a_failed_sign_in_asks_for_the_page_not_the_post_again(page, live_server, db):
+    """A refused sign-in's page stands in the history as the page's own address: a reload
+    or Back asks for it with a GET, never offering to send the password again."""
+    make_user()
+    navigations = []
+    page.on("request", lambda request: navigations.append(request.method)
+            if request.is_navigation_request() else None)
+    page.goto("/dashboard/login")
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill("a wrong password")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_text("The email or password is incorrect.")).to_be_visible()
+    navigations.clear()
+
+    page.reload()
+    page.get_by_label("Email").fill("owner@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+    page.go_back()
+
+    assert navigations[0] == "GET"  # the reload
+    assert navigations.count("POST") == 1  # the sign-in; Back sent nothing again

@@ -16,6 +16,12 @@ document.addEventListener("click", async (event) => {
     status.textContent = "Press Ctrl+C (or Cmd+C) to copy the selected text.";
   }
 });
+// A page that answers a post it refused (a wrong password, a bad setting) becomes the page's
+// plain address in the history: Back or a reload there then asks for the page again instead of
+// offering to send the form (and a password) once more.
+if (document.body && document.body.dataset.answersPost !== undefined) {
+  history.replaceState(history.state, "", location.href);
+}
 // Forms that destroy something ask first.
 document.addEventListener("submit", (event) => {
   const question = (event.submitter && event.submitter.dataset.confirm) || event.target.dataset.confirm;
