@@ -61,7 +61,6 @@ def deliveries_run_due() -> int:
         if now - renewed > nudge.RENEW_EVERY_SECONDS:
             nudge.hold_flag()
             renewed = now
-        lane.look(now)
         ids = claim.deliveries_claim_batch(BATCH_SIZE)
         if not ids:
             idle_since = idle_since or now
@@ -73,6 +72,7 @@ def deliveries_run_due() -> int:
             renewed, idle_since = 0.0, None  # work came in the grace: on with it
             continue
         idle_since = None
+        lane.look(now)
         if len(ids) == BATCH_SIZE and not helped:
             # One helper a run: it loops like this one until nothing is due.
             helped = messages.wake_workers("a helper for a full batch")
