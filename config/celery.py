@@ -1,5 +1,9 @@
+import contextlib
 import logging
 import os
+import signal
+import threading
+import time
 
 from celery import Celery, signals
 from django import db
@@ -87,6 +91,87 @@ def _lower_session_group(nice: int) -> None:
     except OSError as error:
         logging.getLogger(__name__).info("The worker's session group keeps its priority: %s",
                                          error)
+
+
+# --- Stopping in time (contract, Operations: "Stopping is graceful") -------------------------
+# A worker told to stop (SIGTERM, to its main process or to its whole group) starts no new
+# delivery attempt, hands back what it claimed, lets the attempts in flight end (each within
+# its 10 s deadline) and exits within WORKER_STOP_SECONDS (core/infra/stopping.py). Celery's
+# warm shutdown alone waited for the running task, whatever it still meant to do.
+
+
+def _stop_seconds() -> float:
+    from django.conf import settings
+
+    return float(settings.WORKER_STOP_SECONDS)
+
+
+def _stop_requested(*_args) -> None:
+    from core.infra import stopping
+
+    stopping.request(_stop_seconds())
+
+
+@signals.worker_process_init.connect
+def _fresh_pool_process(**_kwargs) -> None:
+    from core.infra import stopping
+
+    stopping.forget()  # a request it inherited (if any) was its parent's
+
+
+@signals.task_prerun.connect
+def _pool_process_stops_gracefully(**_kwargs) -> None:
+    """A pool process hears of the stop from its main process, or directly from a SIGTERM
+    sent to the whole group (systemd's default): either way it finishes what it has in
+    flight instead of dying on the spot, which would send those attempts again later.
+    billiard sets its own handler (exit at once) after worker_process_init, so this one is
+    set before a task runs. Only in a pool process: the main process keeps Celery's."""
+    import billiard.process  # type: ignore[import-untyped]
+
+    if billiard.process.current_process()._name == "MainProcess":
+        return
+    if signal.getsignal(signal.SIGTERM) is not _stop_requested:
+        signal.signal(signal.SIGTERM, _stop_requested)
+
+
+@signals.worker_shutting_down.connect
+def _stop_in_time(**_kwargs) -> None:
+    """In the main process: the tasks it runs itself (solo and thread pools) hear of the stop,
+    the pool's processes are told, and whatever still runs a moment before
+    WORKER_STOP_SECONDS is killed, so the worker exits in time whatever a task does (its
+    leases hand its deliveries on)."""
+    import billiard.process
+
+    from core.infra import stopping
+
+    seconds = _stop_seconds()
+    stopping.request(seconds)
+    children = billiard.process.active_children()
+    for child in children:
+        with contextlib.suppress(OSError):
+            os.kill(child.pid, signal.SIGTERM)
+    timer = threading.Timer(max(seconds - 1.5, 0.0), _kill_what_is_left, [children])
+    timer.daemon = True
+    timer.start()
+
+
+def _kill_what_is_left(children: list) -> None:
+    logging.getLogger(__name__).warning("The worker did not stop in time: killing it")
+    for child in children:
+        with contextlib.suppress(OSError):
+            os.kill(child.pid, signal.SIGKILL)
+    time.sleep(1.0)  # the main process ends by itself once its pool has
+    os._exit(1)
+
+
+@signals.worker_process_shutdown.connect
+@signals.worker_shutdown.connect
+def _slow_lane_ends(**_kwargs) -> None:
+    """A process's slow lane (a thread of its own) ends with its attempt in flight before
+    the process does."""
+    from integrations.delivery import worker
+
+    worker.lane.finish()
 
 
 @signals.worker_process_init.connect

@@ -328,6 +328,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_TASK_TIME_LIMIT = 90
+# A worker told to stop (SIGTERM) starts no new attempt, hands back what it claimed, lets the
+# attempts in flight end (each within its 10 s deadline) and exits within this many seconds;
+# past it, what still runs is killed (config/celery.py). At least 11: an attempt's 10 s.
+WORKER_STOP_SECONDS = env.integer("WORKER_STOP_SECONDS", 20, minimum=11)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Celery's Django fixup closes every database connection after each task unless this is set:
 # reconnecting to PostgreSQL was a quarter of a delivery's CPU. Connections are kept instead,

@@ -49,6 +49,9 @@ class Integration(models.Model):
     # When the owner was last told it failed for good (integrations/delivery/alerts.py): one
     # alert a day.
     alerted_at = models.DateTimeField(null=True, blank=True)
+    # Until when its deliveries go by the slow lane (integrations/delivery/worker.py): set by
+    # an attempt that took most of its deadline, cleared by a quick one (database clock).
+    slow_until = models.DateTimeField(null=True, blank=True)
     # The events it receives, space-separated, so the outbox's SQL can pick the receivers of
     # an event with LIKE (no name is part of another); a WEBHOOK's config.events says the same.
     events = models.CharField(max_length=200, default=CREATED, db_default=CREATED)

@@ -3,6 +3,10 @@
 - SQL: a claim skips rows another worker has locked on PostgreSQL (``FOR UPDATE SKIP
   LOCKED``); SQLite has one writer, so the plain subqueries do. Each database makes a fresh
   id in SQL its own way.
+- Recording a success: one statement on PostgreSQL (the fenced update and the attempt's row
+  together, always the same text, so it is prepared once and needs no transaction around it,
+  as a pooler in transaction mode wants); SQLite cannot update inside a WITH, so there it is
+  the same two writes in one transaction.
 - The deliveries-due flag (integrations/delivery/nudge.py): a Redis key, or without Redis a
   file in DATA_DIR (the embedded setup runs on one machine).
 """
@@ -17,9 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
-from core.infra import redis
+from core.infra import rawsql, redis
+from integrations.models import Delivery, DeliveryAttempt, DeliveryState
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -40,6 +45,53 @@ SQLITE = Dialect(new_id="lower(hex(randomblob(16)))", skip_locked="")
 @functools.cache
 def sql() -> Dialect:
     return POSTGRESQL if connection.vendor == "postgresql" else SQLITE
+
+
+class SuccessWriter(Protocol):
+    def __call__(self, params: list) -> bool: ...
+
+
+@functools.cache
+def success_writer() -> SuccessWriter:
+    """Records one delivered attempt, fenced by its claim; True if the claim still held the
+    row. ``params``: finished at, delivery id, claim token, started at, duration (ms), status
+    code, each as the database takes it."""
+    return _success_in_one_statement if connection.vendor == "postgresql" else _success_in_two
+
+
+def _fenced_update() -> str:
+    return (f"UPDATE {rawsql.table(Delivery)} SET state = '{DeliveryState.DELIVERED}', "
+            "last_error = NULL, finished_at = %s, lease_until = NULL "
+            "WHERE id = %s AND claim = %s RETURNING id, attempts")
+
+
+def _attempt_insert(source: str) -> str:
+    return (f"INSERT INTO {rawsql.table(DeliveryAttempt)} (delivery_id, number, started_at, "
+            f"duration_ms, succeeded, status_code) {source}")
+
+
+@functools.cache
+def _one_statement() -> str:
+    return (f"WITH done AS ({_fenced_update()}) "
+            + _attempt_insert("SELECT id, attempts, %s, %s, TRUE, %s FROM done")
+            + " RETURNING delivery_id")
+
+
+def _success_in_one_statement(params: list) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(_one_statement(), params)
+        return cursor.fetchone() is not None
+
+
+def _success_in_two(params: list) -> bool:
+    finished_at, delivery_id, token, *attempt = params
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_fenced_update(), [finished_at, delivery_id, token])
+        row = cursor.fetchone()
+        if row is None:
+            return False
+        cursor.execute(_attempt_insert("VALUES (%s, %s, %s, %s, 1, %s)"), [*row, *attempt])
+    return True
 
 
 class FlagStore(Protocol):

@@ -26,6 +26,13 @@ from submissions.models import Submission
 LEASE = timedelta(seconds=20)
 RENEW_BEFORE = timedelta(seconds=12)
 
+# The lanes a claim takes from. A destination whose attempts keep taking most of their
+# deadline (Integration.slow_until, set by record.py) is in the slow lane, which each worker
+# process works through one delivery at a time beside its other work (worker.py); every
+# other destination is in the normal lane. ANY is for a delivery named by id whatever its
+# lane: an owner's test send.
+NORMAL, SLOW, ANY = "normal", "slow", "any"
+
 
 def token_value(value: uuid.UUID | None) -> Any:
     """A fencing token as the database takes it (a UUID is text on SQLite)."""
@@ -40,10 +47,11 @@ class Claim(list):
         self.token = token
 
 
-def deliveries_claim_batch(size: int, *, ids: Iterable | None = None) -> Claim:
-    """Claim up to ``size`` deliveries in one statement: those whose worker vanished (lease
-    lapsed) first, then the due ones, oldest first; only those of ``ids`` if given (a single
-    delivery is a batch of one). The rows get a fresh fencing token.
+def deliveries_claim_batch(size: int, *, ids: Iterable | None = None,
+                           lane: str = NORMAL) -> Claim:
+    """Claim up to ``size`` deliveries of ``lane`` in one statement: those whose worker
+    vanished (lease lapsed) first, then the due ones, oldest first; only those of ``ids`` if
+    given (a single delivery is a batch of one). The rows get a fresh fencing token.
 
     Each kind is an ordered walk of its own partial index that stops after ``size`` rows; one
     condition with OR made PostgreSQL sort every due row for each claim, so a backlog cost
@@ -56,11 +64,13 @@ def deliveries_claim_batch(size: int, *, ids: Iterable | None = None) -> Claim:
     table = Delivery._meta.db_table
     skip_locked = backends.sql().skip_locked
     only, only_params = _only(ids)
+    in_lane, lane_params = _in_lane(lane, now)
+    only, only_params = only + in_lane, only_params + lane_params
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH lapsed AS (SELECT id FROM {table} WHERE state = %s AND lease_until < %s"
+            f"WITH lapsed AS (SELECT id FROM {table} d WHERE state = %s AND lease_until < %s"
             f"{only} ORDER BY lease_until LIMIT %s{skip_locked}), "
-            f"due AS (SELECT id FROM {table} WHERE state = %s AND next_attempt_at <= %s"
+            f"due AS (SELECT id FROM {table} d WHERE state = %s AND next_attempt_at <= %s"
             f"{only} ORDER BY next_attempt_at LIMIT %s{skip_locked}) "
             f"UPDATE {table} SET state = %s, lease_until = %s, claim = %s, "
             "attempts = attempts + 1 "
@@ -89,6 +99,30 @@ def _only(ids: Iterable | None) -> tuple[str, list]:
         return "", []
     values = [rawsql.db_id(Delivery, pk) for pk in ids]
     return f" AND id IN ({rawsql.placeholders(len(values))})", values
+
+
+def _in_lane(lane: str, now: Any) -> tuple[str, list]:
+    """The condition on a claimed row's destination (``d`` is the delivery) for ``lane``."""
+    if lane == ANY:
+        return "", []
+    slow = (f"EXISTS (SELECT 1 FROM {rawsql.table(Integration)} i "
+            "WHERE i.id = d.integration_id AND i.slow_until > %s)")
+    return (f" AND {slow}" if lane == SLOW else f" AND NOT {slow}"), [now]
+
+
+def deliveries_give_back(claim: Claim, ids: list) -> int:
+    """Rows of the claim it will not attempt, handed back as they were before it: due, their
+    attempt not counted, and no message on its way, so the sweeper sends one within seconds
+    (or a worker still running finds them first)."""
+    if not ids:
+        return 0
+    return rawsql.execute(
+        f"UPDATE {rawsql.table(Delivery)} SET state = %s, claim = NULL, lease_until = NULL, "
+        "queued_at = NULL, attempts = attempts - 1 WHERE state = %s AND claim = %s "
+        f"AND id IN ({rawsql.placeholders(len(ids))})",
+        [DeliveryState.PENDING, DeliveryState.IN_PROGRESS, token_value(claim.token),
+         *(rawsql.db_id(Delivery, pk) for pk in ids)],
+    )
 
 
 class Lease:

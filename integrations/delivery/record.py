@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import random
-import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,7 +17,7 @@ from django.db import connection, transaction
 
 from core import metrics
 from core.infra import dbclock, rawsql
-from integrations.delivery import alerts, messages
+from integrations.delivery import alerts, backends, messages
 from integrations.delivery.claim import token_value
 from integrations.delivery.transports import Outcome
 from integrations.models import TEST, Delivery, DeliveryAttempt, DeliveryState, Health, Integration
@@ -26,53 +25,54 @@ from integrations.models import TEST, Delivery, DeliveryAttempt, DeliveryState, 
 logger = logging.getLogger(__name__)
 
 COUNTDOWN_LIMIT_SECONDS = 60  # longer waits are left to the sweeper, not to broker ETAs
+# An attempt that takes half its 10 s deadline or more puts its destination in the slow lane
+# (claim.py) for a while; each slow attempt there renews it, a quick one ends it.
+SLOW_ATTEMPT_MS = 5_000
+SLOW_LANE_FOR = timedelta(minutes=10)
 
 # One attempt: the delivery, what happened, when it started (database clock), how long it took.
 Result = tuple[Delivery, Outcome, datetime, int]
 
 
-def record_successes(results: list[Result]) -> None:
-    """Record delivered attempts of one claim in two hand-written statements, whatever their
-    number; the deliveries are left as they now stand.
-
-    Each integration's health is updated in a statement of its own, after the deliveries are
-    recorded and in a fixed order: two workers recording batches that share integrations
-    must never hold one integration's row while waiting for another's.
-    """
+def record_success(delivery: Delivery, outcome: Outcome, started: datetime,
+                   duration_ms: int) -> bool:
+    """Record a delivered attempt the moment it ends, in one statement whose text never
+    changes (backends.success_writer): the row's new state and its line in the ledger
+    together, fenced by the claim. A worker that dies after it sends nothing again. True if
+    the claim still held the row (else nothing is written)."""
     adapt = connection.ops.adapt_datetimefield_value
-    token = results[0][0].claim  # one claim's batch
     finished_at = dbclock.now()
-    with transaction.atomic():
-        # Fenced: only rows this claim still holds are recorded (and get an attempt row).
-        held = {uuid.UUID(str(pk)) for (pk,) in rawsql.fetch(
-            f"UPDATE {rawsql.table(Delivery)} SET state = %s, last_error = NULL, "
-            "finished_at = %s, lease_until = NULL WHERE claim = %s "
-            f"AND id IN ({rawsql.placeholders(len(results))}) RETURNING id",
-            [DeliveryState.DELIVERED, adapt(finished_at), token_value(token),
-             *(rawsql.db_id(Delivery, row[0].pk) for row in results)],
-            (Delivery._meta.pk,),
-        )}
-        results = [row for row in results if uuid.UUID(str(row[0].pk)) in held]
-        attempts = [
-            [rawsql.db_id(Delivery, delivery.pk), delivery.attempts, adapt(started),
-             duration_ms, True, outcome.status_code]
-            for delivery, outcome, started, duration_ms in results
-        ]
-        if attempts:
-            rawsql.execute(
-                f"INSERT INTO {rawsql.table(DeliveryAttempt)} (delivery_id, number, "
-                "started_at, duration_ms, succeeded, status_code) VALUES "
-                + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(attempts)),
-                [value for row in attempts for value in row],
-            )
+    held = backends.success_writer()([
+        adapt(finished_at), rawsql.db_id(Delivery, delivery.pk), token_value(delivery.claim),
+        adapt(started), duration_ms, outcome.status_code,
+    ])
+    if not held:
+        logger.warning("Delivery %s: the claim lapsed; the attempt is not recorded",
+                       delivery.pk)
+        return False
+    delivery.state, delivery.last_error = DeliveryState.DELIVERED, None
+    delivery.finished_at, delivery.lease_until = finished_at, None
+    metrics.delivery(delivery.integration.type, "delivered")
+    return True
+
+
+def record_successes(results: list[Result]) -> None:
+    """Record delivered attempts, each as its own statement, then their integrations' health."""
+    update_health([row for row in results if record_success(*row)])
+
+
+def update_health(results: list[Result]) -> None:
+    """The health of the integrations of recorded successes, each by its latest attempt.
+
+    Each integration is updated in a statement of its own, after the deliveries are recorded
+    and in a fixed order: two workers recording batches that share integrations must never
+    hold one integration's row while waiting for another's.
+    """
     latest: dict = {}
-    for delivery, outcome, started, _ in results:
-        metrics.delivery(delivery.integration.type, "delivered")
-        delivery.state, delivery.last_error = DeliveryState.DELIVERED, None
-        delivery.finished_at, delivery.lease_until = finished_at, None
+    for delivery, outcome, started, duration_ms in results:
         integration = delivery.integration
         if integration.pk not in latest or latest[integration.pk][2] < started:
-            latest[integration.pk] = (integration, outcome, started)
+            latest[integration.pk] = (integration, outcome, started, duration_ms)
     for key in sorted(latest):
         update_integration(*latest[key])
 
@@ -114,7 +114,7 @@ def record_attempt(
         status_code=outcome.status_code,
         error=_short(outcome.error),
     )
-    update_integration(delivery.integration, outcome, started)
+    update_integration(delivery.integration, outcome, started, duration_ms)
     if delivery.state == DeliveryState.FAILED and not is_test:
         alerts.failed_for_good(
             delivery.integration, form_name=_form_name(delivery),
@@ -179,17 +179,27 @@ def retry_later(delivery_id, countdown: float) -> None:
         Delivery.objects.filter(pk=delivery_id).update(queued_at=None)
 
 
-def update_integration(integration: Integration, outcome: Outcome, at) -> None:
+def is_slow(duration_ms: int) -> bool:
+    return duration_ms >= SLOW_ATTEMPT_MS
+
+
+def update_integration(integration: Integration, outcome: Outcome, at,
+                       duration_ms: int = 0) -> None:
     """Health follows the latest attempt by start time, so a slow older attempt that
-    finishes last cannot overwrite it. Other changes (410, new tokens) always apply."""
-    at_value = connection.ops.adapt_datetimefield_value(at)
+    finishes last cannot overwrite it; so does the slow lane (a slow attempt puts the
+    destination in it for SLOW_LANE_FOR, a quick one takes it out). Other changes (410, new
+    tokens) always apply."""
+    adapt = connection.ops.adapt_datetimefield_value
+    at_value = adapt(at)
+    slow_until = adapt(dbclock.now() + SLOW_LANE_FOR) if is_slow(duration_ms) else None
     rawsql.execute(
-        f"UPDATE {rawsql.table(Integration)} SET status = %s, last_run_at = %s, last_error = %s "
-        "WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)",
+        f"UPDATE {rawsql.table(Integration)} SET status = %s, last_run_at = %s, last_error = %s, "
+        "slow_until = %s WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)",
         [
             Health.HEALTHY if outcome.ok else Health.FAILING,
             at_value,
             None if outcome.ok else _short(outcome.error),
+            slow_until,
             rawsql.db_id(Integration, integration.pk),
             at_value,
         ],

@@ -5,7 +5,7 @@ and beat's schedule carry it."""
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from integrations.delivery import alerts, attempt, messages, retry, worker
+from integrations.delivery import alerts, messages, retry, worker
 
 # A database that goes away mid-task leaves the rows as they were: pending, and marked as having
 # a message on its way, which the sweeper trusts for REQUEUE_AFTER (5 minutes). So the task
@@ -23,7 +23,7 @@ RETRY_ON_DATABASE_ERRORS = {
 @shared_task(name=messages.DELIVER, acks_late=True, reject_on_worker_lost=True,
              ignore_result=True, **RETRY_ON_DATABASE_ERRORS)
 def deliver(delivery_id: str) -> None:
-    attempt.delivery_run(delivery_id)
+    worker.delivery_run_in_lane(delivery_id)
 
 
 @shared_task(name=messages.DELIVER_DUE, acks_late=True, reject_on_worker_lost=True,

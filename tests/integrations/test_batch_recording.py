@@ -42,8 +42,8 @@ def test_batches_sharing_integrations_in_opposite_orders_both_record(
     both_updated_one = threading.Barrier(2, timeout=10)
     real_update = record.update_integration
 
-    def update_then_wait(integration, outcome, at):
-        real_update(integration, outcome, at)
+    def update_then_wait(integration, outcome, at, *args):
+        real_update(integration, outcome, at, *args)
         if not getattr(local, "waited", False):
             local.waited = True
             both_updated_one.wait()
