@@ -20,7 +20,7 @@ import io
 import os
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyotp
@@ -30,14 +30,16 @@ from playwright.sync_api import expect
 from accounts.models import TwoFactor, User
 from forms_app.models import Form
 from forms_app.services import form_create
+from integrations.kinds.owner_email import digest
 from integrations.models import Delivery, DeliveryState, Integration
 from integrations.services import integration_create
 from pullapi.models import ApiKey
 from submissions.export import safe_cell
 from submissions.models import Erasure, Submission
 from tests.browser.conftest import SCREENSHOTS
-from tests.conftest import PASSWORD, add_submission, make_user
+from tests.conftest import PASSWORD, CommitClient, add_submission, make_user
 from tests.fakes import FakeServer, Reply
+from tests.files.helpers import PDF, post, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,7 +84,16 @@ def owner_data(settings):
         state=DeliveryState.FAILED, attempts=8, last_error="Connection failed: NewConnectionError")
     Integration.objects.filter(pk=hook.pk).update(
         status="failing", last_error="Connection failed: NewConnectionError")
-    return {"owner": owner, "form": form, "first": first}
+    # The owner's notification of the first one waits for the hourly digest.
+    Delivery.objects.filter(integration__type="OWNER_EMAIL", submission=first).update(
+        state=DeliveryState.PENDING, attempts=1, last_error=digest.HELD_ERROR,
+        next_attempt_at=datetime.now(UTC) + timedelta(minutes=50))  # not due while the walk runs
+    jobs = form_create(owner=owner, name="Applications", file_uploads={
+        "maxBytes": 10_000, "maxFiles": 2, "types": ["application/pdf"]})
+    post(CommitClient(), jobs, {"cv": upload("curriculum-vitae-with-a-long-name.pdf", PDF,
+                                             "application/pdf")})
+    return {"owner": owner, "form": form, "first": first, "jobs": jobs,
+            "with_files": Submission.objects.get(form=jobs)}
 
 
 def state() -> tuple:
@@ -167,6 +178,13 @@ def exported_values(csv_text: str) -> dict[str, str]:
     return {name: value for name, value in row.items() if name in FIELDS}
 
 
+def on_screen(page, locator, width: int) -> None:
+    """An action the owner can reach: visible, and inside the viewport's width."""
+    expect(locator).to_be_visible()
+    box = locator.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, (page.url, box)
+
+
 def reload_changes_nothing(page) -> None:
     before = state()
     page.reload()
@@ -222,6 +240,15 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         check_page(page, "submission", width, axe_source)
         expect(page.get_by_text("Webhook to hooks.example.com")).to_be_visible()
         expect(page.get_by_text("The destination could not be reached").first).to_be_visible()
+        expect(page.get_by_text("held for the hourly digest")).to_be_visible()
+        expect(page.get_by_text("The delivery failed.")).to_have_count(0)
+        on_screen(page, page.get_by_role("button", name="Mark as spam"), WIDTHS[width])
+
+        jobs, with_files = owner_data["jobs"], owner_data["with_files"]
+        page.goto(f"/dashboard/forms/{jobs.pk}/submissions/{with_files.pk}")
+        check_page(page, "submission-files", width, axe_source)
+        on_screen(page, page.get_by_role(
+            "link", name="Download curriculum-vitae-with-a-long-name.pdf"), WIDTHS[width])
 
         for section in ("spam", "setup", "integrations", "settings"):
             page.goto(f"{inbox}/{section}")
