@@ -11,6 +11,7 @@ from forms_app.models import Form
 UPDATABLE = (
     "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
     "spam_filter", "blocked_words", "retention_days", "file_uploads", "notify_owner",
+    "field_rules", "allow_extra_fields",
 )
 
 
