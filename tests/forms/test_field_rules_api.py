@@ -176,3 +176,18 @@ def test_another_users_form_rules_cannot_be_changed(owner_api, other_api):
 
     assert response.status_code == 404
     assert Form.objects.get().field_rules is None
+
+
+def test_the_service_keeps_only_whole_rules_whoever_calls_it(user):
+    from core.errors import ServiceError
+    from forms_app.services import form_create
+
+    form = form_create(owner=user, name="C", field_rules=[{"name": "a", "type": "text"}])
+    assert form.field_rules == [{"name": "a", "type": "text", "required": False}]
+
+    with pytest.raises(ServiceError) as refused:
+        form_create(owner=user, name="D", field_rules=[{"name": "a", "type": "colour"}])
+    assert refused.value.details == {
+        "fields.0.type": "Must be one of: text, email, number, url, tel, date, checkbox, "
+                         "select, file."}
+    assert Form.objects.count() == 1
