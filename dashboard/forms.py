@@ -7,6 +7,7 @@ words, which the pages show."""
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from datetime import UTC, tzinfo
@@ -480,7 +481,7 @@ def _limit(text: str, kind: str) -> int | float | str:
         number = float(text)
     except ValueError:
         return text
-    return number if number == number and abs(number) != float("inf") else text
+    return number if math.isfinite(number) else text
 
 
 class BaseFieldRuleFormSet(forms.BaseFormSet):
