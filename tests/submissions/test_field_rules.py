@@ -305,7 +305,8 @@ def test_a_file_sent_to_a_text_field_is_refused(public, form):
 
 # --- Nothing stored, counted or delivered ------------------------------------------------
 
-def test_a_refused_submission_stores_counts_and_delivers_nothing(public, form, user, hook):
+def test_a_refused_submission_stores_counts_and_delivers_nothing(public, form, user, hook,
+                                                                 receiver):
     ruled(form, {"name": "email", "type": "email", "required": True})
 
     for _ in range(3):
@@ -313,6 +314,7 @@ def test_a_refused_submission_stores_counts_and_delivers_nothing(public, form, u
 
     assert not Submission.objects.exists()
     assert not Delivery.objects.exists()
+    assert receiver.requests == []
     assert usage(user) == 0
     form.refresh_from_db()
     assert form.field_names == []  # no field name was learnt from it either
