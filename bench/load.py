@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import stack  # noqa: E402  (scripts/stack.py: the Procfile's lines, starting and stopping them)
+from field_rules import RULES  # noqa: E402  (bench/field_rules.py: --rules N takes the first N)
 
 VENV_BIN = stack.RUNTIME_BIN
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -229,7 +230,8 @@ for n in range({accounts}):
     owner = User.objects.create_user(f"bench{{n}}@example.com", "bench-password-1",
                                      is_verified=True, monthly_submission_limit=10**9)
     # Intake and its webhook are measured: the owner's notification email is off.
-    form = form_create(owner=owner, name=f"Bench {{n}}", rate_limit=10000, notify_owner=False)
+    form = form_create(owner=owner, name=f"Bench {{n}}", rate_limit=10000, notify_owner=False,
+                       {rules})
     integration_create(owner=owner, type="WEBHOOK", config={{"url": "{hook}"}})
     slugs.append(form.slug)
 print(json.dumps(slugs))
@@ -279,7 +281,9 @@ def prepare(args: argparse.Namespace, work: Path, hook_port: int) -> tuple[dict,
         if args.setup == "production"
         else "CREATE TABLE bench_floor (id integer PRIMARY KEY AUTOINCREMENT, data text)")
     hook = f"http://127.0.0.1:{hook_port}/hook"
-    output = manage(env, "shell", "-c", SETUP.format(accounts=args.accounts, hook=hook))
+    rules = f"field_rules={RULES[:args.rules]!r}" if args.rules else ""
+    output = manage(env, "shell", "-c", SETUP.format(accounts=args.accounts, hook=hook,
+                                                     rules=rules))
     slugs = json.loads(output.strip().splitlines()[-1])
     return env, slugs
 
@@ -324,7 +328,7 @@ def run(args: argparse.Namespace) -> None:
     base = f"http://127.0.0.1:{port}"
     env, slugs = prepare(args, work, hook_port)
     paths = [f"/api/v1/f/{slug}" for slug in slugs]
-    report: dict = {"setup": args.setup, "accounts": args.accounts}
+    report: dict = {"setup": args.setup, "accounts": args.accounts, "rules": args.rules}
     with ExitStack() as running:
         receiver = [sys.executable, ROOT / "bench" / "receiver.py", hook_port]
         running.enter_context(stack.started(receiver, env, work / "receiver.log"))
@@ -486,6 +490,8 @@ def main() -> None:
                         help="edge: the production server (default); gthread: gunicorn's own")
     parser.add_argument("--accounts", type=int, default=1)
     parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--rules", type=int, default=0, choices=range(len(RULES) + 1),
+                        metavar=f"0-{len(RULES)}", help="field rules on each form (default none)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--runs", type=int, default=3,
                         help="full-load runs of each; the best is reported (gunicorn may give"

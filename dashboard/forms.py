@@ -7,6 +7,7 @@ words, which the pages show."""
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from datetime import UTC, tzinfo
@@ -454,3 +455,130 @@ class TimeZoneForm(DashboardForm):
         super().__init__(*args, **kwargs)
         cast(forms.ChoiceField, self.fields["timeZone"]).choices = [
             (name, name.replace("_", " ")) for name in zone_names()]
+
+
+# The field rules' types, as the editor names them (forms_app/field_rules.py's TYPES).
+RULE_TYPES = [
+    ("text", "Text"), ("email", "Email address"), ("number", "Number"),
+    ("url", "Web address"), ("tel", "Phone number"), ("date", "Date"),
+    ("checkbox", "Checkbox"), ("select", "Choice from a list"), ("file", "File"),
+]
+RULE_INPUTS = ("name", "type", "required", "maxLength", "min", "max", "options")
+
+
+class FieldRuleForm(DashboardForm):
+    """One field rule, a row of the Setup page's editor. Like the settings, it only shapes
+    what the page sends (lines into a list, numbers typed as text into numbers); the API's
+    serializer checks the rule and its words are shown by the input they name."""
+
+    name = forms.CharField(label="Field name", required=False, max_length=256, strip=False)
+    type = forms.ChoiceField(label="Type", choices=RULE_TYPES, initial="text")
+    required = forms.BooleanField(label="Required", required=False)
+    maxLength = forms.IntegerField(
+        label="Longest (characters)", required=False,
+        widget=forms.NumberInput(attrs={"min": 1}),
+        help_text="Text, email, web address and phone only.")
+    min = forms.CharField(label="Lowest", required=False, max_length=100,
+                          help_text="A number, or a date as YYYY-MM-DD.")
+    max = forms.CharField(label="Highest", required=False, max_length=100)
+    options = forms.CharField(
+        label="Choices", required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="A choice from a list only: one choice per line.")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():  # each row's hint is its own
+            if field.help_text:
+                field.widget.attrs["aria-describedby"] = f"{self.add_prefix(name)}-hint"
+
+    def is_blank(self) -> bool:
+        data = self.cleaned_data
+        return not (data.get("name") or "").strip() and not any(
+            data.get(key) not in (None, "") for key in ("maxLength", "min", "max", "options"))
+
+    def api_rule(self) -> dict:
+        """The rule in the API's shape (an item of ``fields``)."""
+        data = self.cleaned_data
+        rule: dict = {"name": data["name"], "type": data["type"], "required": data["required"]}
+        if data["maxLength"] is not None:
+            rule["maxLength"] = data["maxLength"]
+        for key in ("min", "max"):
+            if data[key].strip():
+                rule[key] = _limit(data[key].strip(), data["type"])
+        if _lines(data["options"]):
+            rule["options"] = _lines(data["options"])
+        return rule
+
+
+def _limit(text: str, kind: str) -> int | float | str:
+    """A number typed for a number field; anything else as typed, for the API to judge."""
+    if kind != "number":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
+class BaseFieldRuleFormSet(forms.BaseFormSet):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", AUTO_ID)  # ids are the inputs' names, as on every page
+        super().__init__(*args, **kwargs)
+
+    def add_fields(self, form: forms.Form, index: int | None) -> None:
+        super().add_fields(form, index)
+        form.fields["DELETE"].label = "Remove this field"
+
+
+FieldRuleFormSet = forms.formset_factory(
+    FieldRuleForm, formset=BaseFieldRuleFormSet, extra=3, can_delete=True, max_num=100,
+    validate_max=True, absolute_max=103)
+
+
+class FieldsForm(DashboardForm):
+    """What the editor saves beside the list: whether other fields are taken."""
+
+    allowExtraFields = forms.BooleanField(
+        label="Also take fields not listed here", required=False,
+        help_text="Off: a submission with any other field is refused.",
+        widget=forms.CheckboxInput(attrs={"aria-describedby": "allowExtraFields-hint"}))
+
+
+def rules_formset(form, data=None) -> tuple[forms.BaseFormSet, FieldsForm]:
+    """The editor of a form's rules: a row per rule, three blank rows for new ones."""
+    initial = [{**rule, "options": "\n".join(rule.get("options", [])),
+                "min": str(rule.get("min", "")), "max": str(rule.get("max", ""))}
+               for rule in form.field_rules or []]
+    rules = FieldRuleFormSet(data, initial=initial, prefix="rules")
+    extras = FieldsForm(data, initial={"allowExtraFields": form.allow_extra_fields})
+    return rules, extras
+
+
+def rules_api_values(rules: forms.BaseFormSet, extras: FieldsForm) -> tuple[dict, list]:
+    """``{fields, allowExtraFields}`` for the API, and which row each rule came from (so the
+    API's ``fields.2.type`` is shown on the right row). No rule at all is null: any fields."""
+    rows = [row for row in rules.forms
+            if row.cleaned_data and not row.cleaned_data.get("DELETE") and not row.is_blank()]
+    values = {"fields": [row.api_rule() for row in rows] or None,
+              "allowExtraFields": extras.cleaned_data["allowExtraFields"]}
+    return values, rows
+
+
+def add_rule_errors(rows: list, details: dict[str, str]) -> list[str]:
+    """The API's problems, each on the row and input it names; the list's own (too many
+    rules) are returned, for the page to say."""
+    unplaced = []
+    for key, text in details.items():
+        parts = key.split(".")
+        if parts[0] != "fields" or len(parts) < 2 or not parts[1].isdigit():
+            unplaced.append(text)
+            continue
+        field = parts[2] if len(parts) > 2 and parts[2] in RULE_INPUTS else None
+        rows[int(parts[1])].add_error(field, text)
+    return unplaced

@@ -20,6 +20,7 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
         "slug",
         "submission_count",
         "recaptcha_enabled",
+        "field_rules",  # the owner's, checked by forms_app.services; shown here, not edited
         "created_at",
         "updated_at",
     ]

@@ -62,6 +62,11 @@ class Form(models.Model):
     # mail settings (integrations/kinds/owner_email/); its delivery's integration row is on
     # while this is.
     notify_owner = models.BooleanField(default=True, db_default=True)
+    # Field rules (contract, "Field rules"; forms_app/field_rules.py): null takes any fields;
+    # else a list of rules every submission is checked against (submissions/intake/rules.py).
+    # Without extras, a field no rule names is refused; extras matter only with a list.
+    field_rules = models.JSONField(null=True, blank=True)
+    allow_extra_fields = models.BooleanField(default=True, db_default=True)
     # Every field name the form has stored, in order of first appearance (at most 500 new
     # ones are taken: contract, "Input limits"). Written only when a submission brings a name
     # the form has not seen, so the usual submission reads it and writes nothing.

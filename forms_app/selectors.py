@@ -29,7 +29,7 @@ PUBLIC_FORM = rawsql.OwnedRow(
     {
         "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
         "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "spam_filter",
-        "blocked_words", "field_names", "file_uploads",
+        "blocked_words", "field_names", "file_uploads", "field_rules", "allow_extra_fields",
     },
     {"id", "monthly_submission_limit", "spam_marks"},
     where="t.slug = %s",

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import re
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import strict
 from core.api.strict import StrictSerializer
 from core.timefmt import TimestampField
+from forms_app import field_rules
 from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider, Form
 from forms_app.origins import (
@@ -69,6 +71,49 @@ class FileUploadsSerializer(StrictSerializer):
         return types
 
 
+@extend_schema_field({"oneOf": [{"type": "number"}, {"type": "string", "format": "date"}],
+                      "description": "number: a number; date: a date written YYYY-MM-DD"})
+class RuleLimitField(serializers.JSONField):
+    """A rule's ``min`` or ``max``: a number for a number field, a date for a date field."""
+
+
+class FieldRuleSerializer(StrictSerializer):
+    """One field rule, as the schema shows it; FieldRulesField checks a list of them."""
+
+    name = strict.CharField(min_length=1, max_length=field_rules.MAX_NAME_LENGTH,
+                            trim_whitespace=False)
+    type = strict.ChoiceField(choices=field_rules.TYPES)
+    # The API's own key names; DRF takes declared fields off the class, so they never shadow
+    # Field.required or Serializer.fields at run time (mypy cannot know that).
+    required = strict.BooleanField(required=False, default=False)  # type: ignore[assignment]
+    maxLength = strict.IntegerField(min_value=1, max_value=field_rules.MAX_LENGTH,
+                                    required=False, help_text="text, email, url and tel only")
+    min = RuleLimitField(required=False)
+    max = RuleLimitField(required=False)
+    options = serializers.ListField(
+        child=strict.CharField(min_length=1, max_length=field_rules.MAX_OPTION_LENGTH),
+        min_length=1, max_length=field_rules.MAX_OPTIONS, required=False,
+        help_text="select only: the values it accepts")
+
+
+class FieldRulesField(serializers.ListField):
+    """``fields``: null or a list of rules, each problem keyed by the rule's position and key
+    (``fields.2.type``), as the contract's Field rules section says; the one check is
+    forms_app/field_rules.py, which the dashboard's editor reaches through this serializer."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(child=FieldRuleSerializer(), max_length=field_rules.MAX_RULES,
+                         allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        problems = field_rules.rules_problems(data)
+        if "" in problems:
+            raise serializers.ValidationError(problems[""])
+        if problems:
+            raise serializers.ValidationError(problems)
+        return field_rules.normalized(data)
+
+
 class FormInputSerializer(StrictSerializer):
     ignored_keys = READ_ONLY_KEYS
 
@@ -108,6 +153,8 @@ class FormInputSerializer(StrictSerializer):
     )
     fileUploads = FileUploadsSerializer(source="file_uploads", allow_null=True, required=False)
     notifyOwner = strict.BooleanField(source="notify_owner", required=False)
+    fields = FieldRulesField(source="field_rules", required=False)  # type: ignore[assignment]
+    allowExtraFields = strict.BooleanField(source="allow_extra_fields", required=False)
     recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
@@ -156,6 +203,16 @@ class FileUploadsOut(serializers.Serializer):
     types = serializers.ListField(child=serializers.CharField())
 
 
+class FieldRule(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.ChoiceField(choices=field_rules.TYPES)
+    required = serializers.BooleanField()  # type: ignore[assignment]  # as FieldRuleSerializer's
+    maxLength = serializers.IntegerField(required=False)
+    min = RuleLimitField(required=False)
+    max = RuleLimitField(required=False)
+    options = serializers.ListField(child=serializers.CharField(), required=False)
+
+
 class FormSerializer(serializers.ModelSerializer):
     _id = serializers.CharField(source="pk", read_only=True)
     redirectUrl = serializers.CharField(source="redirect_url", allow_null=True)
@@ -173,6 +230,12 @@ class FormSerializer(serializers.ModelSerializer):
         source="notify_owner",
         help_text="Email each submission that reaches the inbox to the account's address",
     )
+    fields = FieldRule(  # type: ignore[assignment]  # as FormInputSerializer's
+        source="field_rules", many=True, allow_null=True,
+        help_text="The rules every submission is checked against; null takes any fields")
+    allowExtraFields = serializers.BooleanField(
+        source="allow_extra_fields",
+        help_text="With a list of rules: whether a field no rule names is taken")
     recaptchaEnabled = serializers.BooleanField(source="recaptcha_enabled")
     submissionCount = serializers.IntegerField(source="submission_count")
     spamCount = serializers.IntegerField(source="spam_count")
@@ -196,6 +259,8 @@ class FormSerializer(serializers.ModelSerializer):
             "retentionDays",
             "fileUploads",
             "notifyOwner",
+            "fields",
+            "allowExtraFields",
             "recaptchaEnabled",
             "submissionCount",
             "spamCount",

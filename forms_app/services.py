@@ -5,17 +5,33 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import User
-from forms_app import hooks
+from core.errors import invalid
+from forms_app import field_rules, hooks
 from forms_app.models import Form
 
 UPDATABLE = (
     "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field", "captcha_provider",
     "spam_filter", "blocked_words", "retention_days", "file_uploads", "notify_owner",
+    "field_rules", "allow_extra_fields",
 )
+
+
+def _checked_rules(rules: Any) -> list[dict[str, Any]] | None:
+    """Field rules as intake reads them (submissions/intake/rules.py): every caller's, not
+    only the API's, so a rule stored is always a whole one."""
+    if rules is None:
+        return None
+    problems = field_rules.rules_problems(rules)
+    if problems:
+        raise invalid({f"fields.{key}" if key else "fields": text
+                       for key, text in problems.items()})
+    return field_rules.normalized(rules)
 
 
 def _apply(form: Form, changes: dict[str, Any]) -> list[str]:
     """Set what was sent and name the columns that changed."""
+    if "field_rules" in changes:
+        changes = {**changes, "field_rules": _checked_rules(changes["field_rules"])}
     fields = [field for field in UPDATABLE if field in changes]
     for field in fields:
         setattr(form, field, changes[field])

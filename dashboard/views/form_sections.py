@@ -21,7 +21,15 @@ from core.errors import ServiceError, flatten_details
 from dashboard import deleted
 from dashboard.auth import login_required
 from dashboard.charts import daily_chart
-from dashboard.forms import BulkForm, FormSettingsForm, SearchForm
+from dashboard.forms import (
+    BulkForm,
+    FormSettingsForm,
+    SearchForm,
+    add_rule_errors,
+    rules_api_values,
+    rules_formset,
+)
+from dashboard.snippet import html_snippet
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
 from forms_app.models import Form
@@ -113,9 +121,52 @@ def form_inbox(request: HttpRequest, form_id: str, folder: str = "inbox") -> Htt
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def form_setup(request: HttpRequest, form_id: str) -> HttpResponse:
-    return _section_page(request, owned_form(request, form_id), "setup",
-                         "dashboard/form_setup.html")
+    """GET: the endpoint, the field rules' editor and the snippets built from the rules.
+    POST: save the rules and come back; if they are wrong, the page again with what was
+    typed, each problem on the row and input it names."""
+    form = owned_form(request, form_id)
+    if request.method != "POST":
+        return _setup_page(request, form, *rules_formset(form))
+    rules, extras = rules_formset(form, request.POST)
+    if not (rules.is_valid() and extras.is_valid()):
+        return _setup_failed(request, form, rules, extras, [])
+    values, rows = rules_api_values(rules, extras)
+    try:
+        checked = FormInputSerializer(data=values, partial=True)
+        checked.is_valid(raise_exception=True)
+        forms.form_update(form=form, **checked.validated_data)
+    except serializers.ValidationError as error:
+        unplaced = add_rule_errors(rows, flatten_details(error.detail))
+        return _setup_failed(request, form, rules, extras, unplaced)
+    messages.success(request, "Fields saved.")
+    return redirect("dashboard:form-setup", form.pk)
+
+
+def _setup_failed(request: HttpRequest, form: Form, rules, extras, unplaced: list[str]
+                  ) -> HttpResponse:
+    problems = "; ".join([*unplaced, *[str(error) for error in rules.non_form_errors()],
+                          *_row_problems(rules)])
+    messages.error(request, f"Fields not saved. {problems}".strip())
+    return _setup_page(request, form, rules, extras, status=400)
+
+
+def _row_problems(rules) -> list[str]:
+    """Each row's first problem per input, as the page labels them: "Field 2, Type: ..."."""
+    found = []
+    for number, row in enumerate(rules.forms, start=1):
+        for name, errors in row.errors.items():
+            where = f"Field {number}, {row.fields[name].label}" if name in row.fields else (
+                f"Field {number}")
+            found.append(f"{where}: {errors[0]}")
+    return found
+
+
+def _setup_page(request: HttpRequest, form: Form, rules, extras, status: int = 200
+                ) -> HttpResponse:
+    return _section_page(request, form, "setup", "dashboard/form_setup.html", status=status,
+                         rules=rules, extras=extras, snippet=html_snippet(form))
 
 
 @login_required

@@ -63,6 +63,14 @@ def too_many_fields() -> ServiceError:
     )
 
 
+class FilePart(str):
+    """A file part's placeholder (``[File: <name>, <n> bytes]``): stored as the text it is,
+    and known for a file by the field rules (submissions/intake/rules.py), since a visitor
+    could type the same text into a text field."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class DiscardedFile:
     name: str
@@ -217,7 +225,7 @@ def _multipart_pairs(request: HttpRequest, uploads: Received | None) -> list[tup
     return [
         (name, value)
         for name in names
-        for value in [*post.getlist(name), *(str(f) for f in files.getlist(name))]
+        for value in [*post.getlist(name), *(FilePart(f) for f in files.getlist(name))]
     ]
 
 

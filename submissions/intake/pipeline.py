@@ -17,7 +17,7 @@ from forms_app import form_cache
 from forms_app.models import Form
 from forms_app.selectors import public_form
 from submissions import learning
-from submissions.intake import admission, captcha, idempotency, spam
+from submissions.intake import admission, captcha, idempotency, rules, spam
 from submissions.intake.admission import Ticket
 from submissions.intake.store import submission_create, submission_hold
 from submissions.intake.visit import Visit
@@ -208,7 +208,12 @@ def _visible(data: list[list], form: Form) -> list[list]:
 
 
 def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) -> list[list] | None:
-    """The fields to store, after honeypot and CAPTCHA; None for a honeypot catch."""
+    """The fields to store, after honeypot, CAPTCHA and the form's field rules; None for a
+    honeypot catch. The rules come last, so a bot learns them no cheaper than a visitor: a
+    honeypot catch is still answered as a success, and a form with CAPTCHA names no rule to
+    a request that has not passed it. Inside admission, like every check on the body: the
+    request counts toward the rate limit, and its reservation of the monthly quota is given
+    back, so a refused submission is never charged."""
     fields = dict(data)
     if form.honeypot_field and fields.get(form.honeypot_field) not in (None, "", []):
         return None
@@ -220,6 +225,7 @@ def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) ->
             remote_ip=visit.ip or "",
         ):
             raise captcha_failed()
+    rules.check(form, visible)
     if not visible:
         raise empty_submission()
     return visible

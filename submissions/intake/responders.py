@@ -11,6 +11,7 @@ from django.urls import reverse
 from core.errors import ServiceError
 from forms_app.models import Form
 from submissions.intake.pipeline import origin_allowed
+from submissions.intake.rules import FieldsRefused
 from submissions.intake.visit import Visit
 
 SUCCESS_MESSAGE = "Thanks! Your submission was received."
@@ -49,11 +50,13 @@ class Responder:
             body = {"success": False, "error": error.code, "message": error.message}
             if error.details is not None:
                 body["details"] = error.details
+            if isinstance(error, FieldsRefused):
+                body["errors"] = error.errors
             response: HttpResponse = JsonResponse(body, status=error.status_code)
         else:
-            html = render_to_string(
-                "submissions/error.html", {"message": error.message, "status": error.status_code}
-            )
+            problems = error.problems if isinstance(error, FieldsRefused) else []
+            html = render_to_string("submissions/error.html", {
+                "message": error.message, "status": error.status_code, "problems": problems})
             response = HttpResponse(html, status=error.status_code)
             # An HTML form post gets a page, not JSON (core/api/middleware.py reads the mark).
             response.keeps_own_body = True  # type: ignore[attr-defined]

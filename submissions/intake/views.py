@@ -164,7 +164,11 @@ class SubmitView(APIView):
                 "fields; a file over maxBytes, more than maxFiles, or past the storage quota")),
             415: OpenApiResponse(description=(
                 "Not JSON, urlencoded or multipart; or a file of a type fileUploads refuses")),
-            422: OpenApiResponse(description="CAPTCHA verification failed"),
+            422: OpenApiResponse(description=(
+                "CAPTCHA verification failed; or the fields break the form's field rules "
+                "(invalid_fields: details by field, and errors: [{field, code, message}] with "
+                "REQUIRED_FIELD_MISSING, REQUIRED_FIELD_EMPTY, TYPE_EMAIL, TYPE_NUMERIC, "
+                "TYPE_TEXT, UNEXPECTED_FIELD or UNSPECIFIED)")),
             429: OpenApiResponse(description="Rate limit exceeded; see Retry-After"),
         },
         auth=[],

@@ -342,7 +342,7 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
 def world(receiver) -> tuple:
     """Everything a dashboard write changes: a write repeated by a reload would show here."""
     return (
-        tuple(Form.objects.order_by("pk").values_list("pk", "name")),
+        tuple(Form.objects.order_by("pk").values_list("pk", "name", "field_rules")),
         tuple(ApiKey.objects.order_by("pk").values_list("pk", "revoked_at")),
         tuple(Integration.objects.order_by("pk").values_list("pk", "enabled")),
         tuple(Submission.objects.order_by("pk").values_list("pk", "status")),
@@ -421,6 +421,17 @@ def test_a_reload_after_each_dashboard_write_changes_nothing(chromium, live_serv
         write(None, click("Disable", exact=True), ": disabled.")
         write(None, click("Enable", exact=True), ": enabled.")
         write(None, click("Delete", exact=True), ": deleted.")
+
+        # The form's field rules, from the Setup page's editor.
+        def save_fields() -> None:
+            page.get_by_label("Field name").first.fill("email")
+            page.get_by_label("Type").first.select_option("email")
+            page.get_by_label("Required").first.check()
+            page.get_by_role("button", name="Save fields").click()
+
+        write(f"/dashboard/forms/{form.pk}/setup", save_fields, "Fields saved.")
+        assert Form.objects.get(pk=form.pk).field_rules == [
+            {"name": "email", "type": "email", "required": True}]
 
         # An API key: made and revoked.
         def create_key() -> None:

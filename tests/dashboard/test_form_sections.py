@@ -174,7 +174,7 @@ def test_the_setup_snippet_has_the_honeypot_only_when_the_form_has_one(owner, fo
     with_one = text(owner.get(f"/dashboard/forms/{form.pk}/setup"))
 
     assert "_gotcha" not in without and "display:none" not in without
-    assert '&lt;input name="_trap" style="display:none"' in with_one
+    assert "&lt;input name=&quot;_trap&quot; style=&quot;display:none&quot;" in with_one
 
 
 def test_the_documented_and_example_snippets_add_no_honeypot_by_default():

@@ -34,6 +34,8 @@ def test_create_form_returns_full_object(owner_api, settings):
         "retentionDays": None,
         "fileUploads": None,
         "notifyOwner": True,
+        "fields": None,
+        "allowExtraFields": True,
         "recaptchaEnabled": False,
         "submissionCount": 0,
         "spamCount": 0,
