@@ -4,11 +4,12 @@ in JSON with Formspree's keys beside the contract's (formspree.py)."""
 from __future__ import annotations
 
 import uuid
+from functools import lru_cache
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 
 from core.errors import ServiceError
 from forms_app.models import Form
@@ -19,6 +20,17 @@ from submissions.intake.visit import Visit
 
 SUCCESS_MESSAGE = "Thanks! Your submission was received."
 PREFLIGHT_HEADERS = ", ".join(("Content-Type", "Accept", *formspree.CLIENT_HEADERS))
+
+
+@lru_cache(maxsize=16)
+def _thanks_at(script_prefix: str) -> str:
+    return reverse("thanks")  # under the same prefix, the key
+
+
+def thanks_path() -> str:
+    """The thank-you page's path. reverse() costs a few per cent of a submission, and every
+    JSON answer now names the page (``next``), so it is resolved once per script prefix."""
+    return _thanks_at(get_script_prefix())
 
 
 class Responder:
@@ -59,9 +71,9 @@ class Responder:
         """Where a browser is sent after a stored post: the page's safe choice, else the
         form's redirectUrl, else the thank-you page."""
         if self.form is None:
-            return reverse("thanks")
+            return thanks_path()
         chosen = safe_redirect(requested, self.visit.origin, self.form)
-        return chosen or self.form.redirect_url or reverse("thanks")
+        return chosen or self.form.redirect_url or thanks_path()
 
     def error(self, error: ServiceError) -> HttpResponse:
         if self.json:
