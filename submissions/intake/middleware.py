@@ -1,11 +1,12 @@
-"""The public endpoint's one door: ``/api/v1/f/{slug}`` is served here, in the middleware
-stack, and nowhere else."""
+"""The public endpoint's one door: ``/api/v1/f/{slug}`` and ``/f/{slug}`` (core/endpoints.py)
+are served here, in the middleware stack, and nowhere else."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
 from core.api.middleware import exception_response
+from core.endpoints import public_slug
 from submissions.intake.views import serve
 
 
@@ -19,23 +20,19 @@ class PublicEndpointMiddleware:
     never serves (intake/views.py, SubmitView); this matches exactly what it matches
     (``<str:slug>``: one non-empty segment)."""
 
-    PREFIX = "/api/v1/f/"
-
     def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        path = request.path_info
-        if path.startswith(self.PREFIX):
-            slug = path[len(self.PREFIX) :]
-            if slug and "/" not in slug:
-                response: HttpResponse
-                try:
-                    response = serve(request, slug)
-                except Exception as error:  # as ApiErrorMiddleware.process_exception would
-                    response = exception_response(request, error)
-                response.setdefault("X-Frame-Options", "DENY")
-                # As CommonMiddleware would: a length, not a chunked answer.
-                response.setdefault("Content-Length", str(len(response.content)))
-                return response
-        return self.get_response(request)
+        slug = public_slug(request.path_info)
+        if slug is None:
+            return self.get_response(request)
+        response: HttpResponse
+        try:
+            response = serve(request, slug)
+        except Exception as error:  # as ApiErrorMiddleware.process_exception would
+            response = exception_response(request, error)
+        response.setdefault("X-Frame-Options", "DENY")
+        # As CommonMiddleware would: a length, not a chunked answer.
+        response.setdefault("Content-Length", str(len(response.content)))
+        return response
