@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import public_pages
 from operations import views as operations
-from submissions.intake.views import SubmitView, thanks
+from submissions.intake.views import ShortSubmitView, thanks
 
 urlpatterns = [
     path("admin/login/", public_pages.admin_login),  # before the admin's own, which it guards
@@ -29,7 +29,7 @@ urlpatterns = [
     path("thanks", thanks, name="thanks"),
     # The public endpoint at a hosted form service's path (core/endpoints.py); served, like
     # /api/v1/f/{slug}, by its one door (submissions/intake/middleware.py).
-    path("f/<str:slug>", SubmitView.as_view(), name="submit-short"),
+    path("f/<str:slug>", ShortSubmitView.as_view(), name="submit-short"),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's among them).
     path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
 ]

@@ -10,6 +10,7 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
+    extend_schema_view,
     inline_serializer,
 )
 from rest_framework import serializers
@@ -166,6 +167,12 @@ class SubmitView(APIView):
     @extend_schema(exclude=True)
     def options(self, request: Request, slug: str) -> HttpResponse:  # type: ignore[override]
         raise ImproperlyConfigured(NOT_THE_DOOR)
+
+
+@extend_schema_view(post=extend_schema(operation_id="f_short_create"))
+class ShortSubmitView(SubmitView):
+    """``/f/{slug}``, the same endpoint at a hosted form service's path: described again under
+    its own operation id, so generated clients get a function of its own."""
 
 
 NOT_THE_DOOR = ("/api/v1/f/{slug} and /f/{slug} are served by "
