@@ -245,6 +245,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"FieldTypeEnum": "forms_app.field_rules.TYPES"},
+    # Operation ids (what generated clients name their functions) are the path after /api:
+    # pinned, since the public endpoint's /f/{slug} outside /api/ would move the common prefix
+    # spectacular guesses, and with it every id.
+    "SCHEMA_PATH_PREFIX": "/api",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.components",

@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import public_pages
 from operations import views as operations
-from submissions.intake.views import thanks
+from submissions.intake.views import ShortSubmitView, thanks
 
 urlpatterns = [
     path("admin/login/", public_pages.admin_login),  # before the admin's own, which it guards
@@ -28,6 +28,9 @@ urlpatterns = [
     path("status", operations.installation_status, name="status"),
     path("metrics", operations.metrics, name="metrics"),
     path("thanks", thanks, name="thanks"),
+    # The public endpoint at a hosted form service's path (core/endpoints.py); served, like
+    # /api/v1/f/{slug}, by its one door (submissions/intake/middleware.py).
+    path("f/<str:slug>", ShortSubmitView.as_view(), name="submit-short"),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's among them).
     path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
 ]

@@ -9,13 +9,13 @@ such a body up to the largest any form may allow, into a temporary file, never m
 
 from __future__ import annotations
 
-PUBLIC_ENDPOINT = "/api/v1/f/"
+from core.endpoints import is_public
 
 
 def may_carry_files(method: str, path: str, content_type: str) -> bool:
     return (
         method == "POST"
-        and path.startswith(PUBLIC_ENDPOINT)
+        and is_public(path)
         and content_type.strip().lower().startswith("multipart/form-data")
     )
 

@@ -35,7 +35,9 @@ class Form(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="forms"
     )
-    slug = models.CharField(max_length=32, unique=True, default=new_slug, editable=False)
+    # Random by default; an owner may choose one (4 to 64 of A-Za-z0-9_-), so a form moved from
+    # a hosted service keeps its address's last part (forms_app/serializers.py).
+    slug = models.CharField(max_length=64, unique=True, default=new_slug, editable=False)
     name = models.CharField(max_length=200)
     redirect_url = models.URLField(max_length=2000, null=True, blank=True)
     allowed_origins = models.JSONField(default=list, blank=True)

@@ -26,9 +26,10 @@ MAX_UPLOAD_TYPES = 50
 # type/subtype (RFC 6838's restricted names), or type/* for a family.
 MIME_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62}/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62})")
+# A chosen slug: what hosted form services use as a form's id (Formspree's "xayzabcd").
+SLUG_PATTERN = "^[A-Za-z0-9_-]{4,64}$"
 READ_ONLY_KEYS = {
     "_id",
-    "slug",
     "endpoint",
     "recaptchaEnabled",
     "submissionCount",
@@ -117,6 +118,11 @@ class FieldRulesField(serializers.ListField):
 class FormInputSerializer(StrictSerializer):
     ignored_keys = READ_ONLY_KEYS
 
+    slug = strict.CharField(
+        min_length=4, max_length=64, required=False, trim_whitespace=False,
+        validators=[SchemaPatternValidator(
+            SLUG_PATTERN, "A slug is 4 to 64 characters: letters, digits, '_' and '-'.")],
+    )
     name = strict.CharField(min_length=1, max_length=200)
     redirectUrl = strict.CharField(
         source="redirect_url", max_length=2000, allow_null=True, allow_blank=True, required=False,

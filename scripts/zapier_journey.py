@@ -191,8 +191,11 @@ def _journey(base: str, key: str, form: str, slug: str, receiver: Receiver) -> N
         raise JourneyFailed(f"the event is not the submission just posted: {event}")
     say(f"4. posted submission {posted}, received its live event; its signature verifies")
 
-    status, gone, _ = call(base, "DELETE", f"/api/v1/hooks/{hook['_id']}", key=key)
+    # As Zapier's own examples unsubscribe: with subscribeData.id.
+    status, gone, _ = call(base, "DELETE", f"/api/v1/hooks/{hook['id']}", key=key)
     expect(status, 204, "unsubscribe", gone)
+    status, again, _ = call(base, "DELETE", f"/api/v1/hooks/{hook['id']}", key=key)
+    expect(status, 404, "unsubscribe again (the recipes count a 404 as done)", again)
     status, listed, _ = call(base, "GET", "/api/v1/hooks", key=key)
     expect(status, 200, "list after unsubscribing", listed)
     if any(row.get("_id") == hook["_id"] for row in listed):

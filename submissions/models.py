@@ -70,6 +70,11 @@ class Submission(models.Model):
     received_at = models.DateTimeField(null=True, blank=True)
     # The filter's verdict, {"score", "reasons", "details"}; null when the filter did not run.
     spam = models.JSONField(null=True, blank=True)
+    # The page's _subject (contract, "Drop-in"): the subject of the owner's notification,
+    # already fit for a mail header; null when the page sent none. Never part of ``data``.
+    # Nullable with no default: SQLite adds such a column in place, where a default would
+    # rebuild the table and lose its triggers (0008_sqlite_stamp_order).
+    subject = models.CharField(max_length=200, null=True, blank=True)
     # When the owner first opened it in the dashboard (or marked it read); null while unread.
     # Nullable with no default, so the one-statement store needs no change.
     read_at = models.DateTimeField(null=True, blank=True)

@@ -96,6 +96,16 @@ class Activity:
     last_at: datetime | None  # the newest inbox submission, however old
 
 
+def notification_subject(submission_id: str) -> str:
+    """The subject the submission's page asked its owner's notification to carry (``_subject``,
+    header-safe when stored); "" when it asked none or the submission is gone."""
+    try:
+        key = uuid.UUID(str(submission_id))
+    except ValueError:  # a test event's id
+        return ""
+    return Submission.objects.filter(pk=key).values_list("subject", flat=True).first() or ""
+
+
 def activity(form_ids: list, days: int = 30, zone: tzinfo = UTC) -> dict:
     """Each form's inbox over the last ``days`` days (``zone``'s days: the owner's), and its
     newest submission: two statements for all the forms.

@@ -18,6 +18,7 @@ from django.http import (
     UnreadablePostError,
 )
 
+from core.endpoints import is_public
 from core.errors import INCOMPLETE_BODY, database_unavailable, default_error, json_error
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,9 @@ API_PREFIX = "/api/"
 
 
 def is_api_path(request: HttpRequest) -> bool:
-    return request.path.startswith(API_PREFIX) and not request.path.startswith("/api/docs")
+    """Under /api/, or the public endpoint's short path (/f/), which answers as it does."""
+    path = request.path
+    return (path.startswith(API_PREFIX) and not path.startswith("/api/docs")) or is_public(path)
 
 
 class ApiErrorMiddleware:
@@ -80,13 +83,11 @@ class NulInPathMiddleware:
     path with one names nothing, so it is a 404 on every database, before any view runs. The
     public endpoint answers its own 404 (form_not_found, in its JSON or HTML shape)."""
 
-    PUBLIC_ENDPOINT = "/api/v1/f/"
-
     def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if "\x00" in request.path and not request.path.startswith(self.PUBLIC_ENDPOINT):
+        if "\x00" in request.path and not is_public(request.path):
             raise Http404("No resource has U+0000 in its address.")
         return self.get_response(request)
 
@@ -149,7 +150,8 @@ class NoStoreMiddleware:
         path = request.path
         # A view's own no-store stays (a download's "private, no-store").
         own = "no-store" in response.get("Cache-Control", "")
-        if path.startswith(self.PATHS) and not path.startswith(self.CACHEABLE) and not own:
+        private = path.startswith(self.PATHS) or is_public(path)
+        if private and not path.startswith(self.CACHEABLE) and not own:
             response["Cache-Control"] = "no-store"
         return response
 

@@ -182,6 +182,7 @@ TAGS = (
     ("/api/auth/google", "integrations"),
     ("/api/auth/", "auth"),
     ("/api/v1/f/", "public"),
+    ("/f/", "public"),
     ("/api/v1/forms", "forms"),
     ("/api/v1/integrations", "integrations"),
     ("/api/v1/deliveries", "integrations"),

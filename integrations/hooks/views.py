@@ -46,6 +46,8 @@ class HookInputSerializer(StrictSerializer):
 
 class HookSerializer(serializers.ModelSerializer):
     _id = serializers.CharField(source="pk", read_only=True)
+    # The same id again: Zapier's REST hook examples unsubscribe with subscribeData.id.
+    id = serializers.CharField(source="pk", read_only=True, help_text="the same as _id")
     url = serializers.SerializerMethodField()
     formId = serializers.CharField(source="form_id")
     events = serializers.ListField(source="event_list", child=serializers.CharField())
@@ -53,7 +55,7 @@ class HookSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Integration
-        fields = ["_id", "url", "formId", "events", "createdAt"]
+        fields = ["_id", "id", "url", "formId", "events", "createdAt"]
         read_only_fields = fields
 
     def get_url(self, hook: Integration) -> str:

@@ -1,5 +1,5 @@
-"""The public endpoint's one door: ``/api/v1/f/{slug}`` is served here, in the middleware
-stack, and nowhere else."""
+"""The public endpoint's one door: ``/api/v1/f/{slug}`` and ``/f/{slug}`` (core/endpoints.py)
+are served here, in the middleware stack, and nowhere else."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import ResolverMatch
 
 from core.api.middleware import exception_response
+from core.endpoints import public_slug
 from submissions.intake.views import SubmitView, serve
 
 SUBMIT_VIEW = SubmitView.as_view()
@@ -22,28 +23,23 @@ class PublicEndpointMiddleware:
     never serves (intake/views.py, SubmitView); this matches exactly what it matches
     (``<str:slug>``: one non-empty segment)."""
 
-    PREFIX = "/api/v1/f/"
-
     def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        path = request.path_info
-        if path.startswith(self.PREFIX):
-            slug = path[len(self.PREFIX) :]
-            if slug and "/" not in slug:
-                # What URL resolution would have said, for the middleware above that counts
-                # requests by route (operations/middleware.py), without its cost.
-                request.resolver_match = ResolverMatch(
-                    SUBMIT_VIEW, (), {"slug": slug}, url_name="submit",
-                    route="api/v1/f/<str:slug>")
-                response: HttpResponse
-                try:
-                    response = serve(request, slug)
-                except Exception as error:  # as ApiErrorMiddleware.process_exception would
-                    response = exception_response(request, error)
-                response.setdefault("X-Frame-Options", "DENY")
-                # As CommonMiddleware would: a length, not a chunked answer.
-                response.setdefault("Content-Length", str(len(response.content)))
-                return response
-        return self.get_response(request)
+        slug = public_slug(request.path_info)
+        if slug is None:
+            return self.get_response(request)
+        # What URL resolution would have said, for the middleware above that counts requests
+        # by route (operations/middleware.py), without its cost: both paths are one route.
+        request.resolver_match = ResolverMatch(
+            SUBMIT_VIEW, (), {"slug": slug}, url_name="submit", route="api/v1/f/<str:slug>")
+        response: HttpResponse
+        try:
+            response = serve(request, slug)
+        except Exception as error:  # as ApiErrorMiddleware.process_exception would
+            response = exception_response(request, error)
+        response.setdefault("X-Frame-Options", "DENY")
+        # As CommonMiddleware would: a length, not a chunked answer.
+        response.setdefault("Content-Length", str(len(response.content)))
+        return response

@@ -17,7 +17,7 @@ from forms_app import form_cache
 from forms_app.models import Form
 from forms_app.selectors import public_form
 from submissions import learning
-from submissions.intake import admission, captcha, idempotency, rules, spam
+from submissions.intake import admission, captcha, control_fields, idempotency, rules, spam
 from submissions.intake.admission import Ticket
 from submissions.intake.store import submission_create, submission_hold
 from submissions.intake.visit import Visit
@@ -190,7 +190,7 @@ def _run(
         # Files past the quota store nothing and count nothing.
         with files_stored(form=form, received=getattr(read_fields, "uploads", None),
                           submission_id=submission_id):
-            _store(visit, form, checked, ticket, submission_id)
+            _store(visit, form, checked, ticket, submission_id, control_fields.subject(data))
     return True
 
 
@@ -202,9 +202,8 @@ def _read(read_fields: Callable[[], list[list]]) -> tuple[list[list], ServiceErr
 
 
 def _visible(data: list[list], form: Form) -> list[list]:
-    """The fields stored: without the CAPTCHA token and the honeypot."""
-    hidden = {*captcha.TOKEN_FIELDS, form.honeypot_field}
-    return [pair for pair in data if pair[0] not in hidden]
+    """The fields stored: without control fields, CAPTCHA tokens and the honeypot."""
+    return control_fields.visible(data, form)
 
 
 def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) -> list[list] | None:
@@ -215,7 +214,7 @@ def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) ->
     request counts toward the rate limit, and its reservation of the monthly quota is given
     back, so a refused submission is never charged."""
     fields = dict(data)
-    if form.honeypot_field and fields.get(form.honeypot_field) not in (None, "", []):
+    if control_fields.caught(fields, form):
         return None
     if form.recaptcha_enabled:
         provider = form.captcha_provider
@@ -232,12 +231,15 @@ def _checked(data: list[list], visible: list[list], visit: Visit, form: Form) ->
 
 
 def _store(
-    visit: Visit, form: Form, data: list[list], ticket: Ticket, submission_id: uuid.UUID
+    visit: Visit, form: Form, data: list[list], ticket: Ticket, submission_id: uuid.UUID,
+    subject: str,
 ) -> Submission:
     """Into the inbox (the ticket kept), or held in the spam folder (not counted: the ticket
-    is given back when admission's block ends)."""
+    is given back when admission's block ends). ``subject``: the page's ``_subject``, for the
+    owner's notification."""
     stored: dict[str, Any] = {"form": form, "data": data, "ip": visit.ip, "origin": visit.origin,
-              "user_agent": visit.user_agent, "submission_id": submission_id}
+              "user_agent": visit.user_agent, "submission_id": submission_id,
+              "subject": subject}
     if not form.spam_filter:
         created = submission_create(**stored, ticket=ticket)
         metrics.submission("stored")

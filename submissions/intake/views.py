@@ -10,6 +10,7 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
+    extend_schema_view,
     inline_serializer,
 )
 from rest_framework import serializers
@@ -22,7 +23,7 @@ from core.errors import ServiceError, database_unavailable, default_error, json_
 from forms_app import form_cache
 from forms_app.models import Form
 from forms_app.selectors import public_form
-from submissions.intake import payload, pipeline
+from submissions.intake import control_fields, payload, pipeline
 from submissions.intake.responders import Responder
 from submissions.intake.visit import Visit
 
@@ -40,13 +41,19 @@ SubmitResult = inline_serializer(
         "success": serializers.BooleanField(),
         "message": serializers.CharField(),
         "id": serializers.UUIDField(help_text="The stored submission's id"),
+        # Formspree's keys, so its JavaScript clients read the answer (intake/formspree.py).
+        "ok": serializers.BooleanField(help_text="Always true (Formspree's success flag)"),
+        "next": serializers.URLField(help_text=(
+            "Where a browser is sent after an HTML post: a _next (or _redirect, redirect, "
+            "redirectTo) on the posting page's origin, the form's redirectUrl or an allowed "
+            "origin; else the form's redirectUrl; else the thank-you page")),
     },
 )
 
 
 def serve(request: HttpRequest, slug: str) -> HttpResponse:
-    """``/api/v1/f/{slug}``, every method: called by the endpoint's one door,
-    submissions/intake/middleware.py."""
+    """``/api/v1/f/{slug}`` and ``/f/{slug}``, every method: called by the endpoint's one
+    door, submissions/intake/middleware.py."""
     if request.method == "POST":
         return submit(request, slug)
     if request.method == "OPTIONS":
@@ -85,7 +92,9 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         return Responder(visit, None).error(pipeline.form_not_found())
     finally:
         body.close()  # temporary files of uploads, stored or not
-    return Responder(_answered_as(visit, request), form).success(submission_id)
+    # The fields were read for the checks (and kept): asking again costs nothing.
+    requested = control_fields.requested_redirect(body())
+    return Responder(_answered_as(visit, request), form).success(submission_id, requested)
 
 
 # What a refusal is counted as (formflow_submissions_total); by status where the code is one
@@ -124,7 +133,10 @@ class SubmitView(APIView):
         summary="Submit a form",
         description=(
             "Any named fields as JSON, application/x-www-form-urlencoded or multipart/form-data."
-            " JSON clients get 200 {success, message}; HTML form posts get a 303 redirect."
+            " JSON clients get 200 {success, message, id, ok, next}; HTML form posts get a 303"
+            " redirect. Every JSON error also carries Formspree's errors: [{code, message,"
+            " field?}]. Served at /f/{slug} too, so a page written for a hosted form service"
+            " changes only its host."
         ),
         # At least one field: a body with none is refused (400 empty_submission). JSON values
         # may be any JSON; a form post's are text (a file part is kept as a note of its name
@@ -181,7 +193,13 @@ class SubmitView(APIView):
         raise ImproperlyConfigured(NOT_THE_DOOR)
 
 
-NOT_THE_DOOR = ("/api/v1/f/{slug} is served by "
+@extend_schema_view(post=extend_schema(operation_id="f_short_create"))
+class ShortSubmitView(SubmitView):
+    """``/f/{slug}``, the same endpoint at a hosted form service's path: described again under
+    its own operation id, so generated clients get a function of its own."""
+
+
+NOT_THE_DOOR = ("/api/v1/f/{slug} and /f/{slug} are served by "
                 "submissions.intake.middleware.PublicEndpointMiddleware: it must be in MIDDLEWARE")
 
 

@@ -62,7 +62,11 @@ def test_a_refused_type_is_415_whatever_the_client_says(api, form, store):
     assert response.json() == {
         "success": False, "error": "file_type_not_allowed",
         "message": "This form does not accept this type of file.",
-        "details": {"photo": "is text/plain, which this form does not accept"}}
+        "details": {"photo": "is text/plain, which this form does not accept"},
+        "errors": [
+            {"code": "UNSPECIFIED", "message": "This form does not accept this type of file."},
+            {"code": "UNSPECIFIED", "field": "photo",
+             "message": "Photo is text/plain, which this form does not accept."}]}
     assert nothing_stored(store)
 
 

@@ -52,6 +52,7 @@ def test_a_hooks_key_subscribes_and_sees_the_secret_once(zapier, form):
     hook = Integration.objects.get(hook=True)
     assert body == {
         "_id": str(hook.pk),
+        "id": str(hook.pk),  # Zapier's examples unsubscribe with subscribeData.id
         "url": "https://hooks.zapier.example/catch/1",
         "formId": str(form.pk),
         "events": ["submission.created", "submission.deleted"],

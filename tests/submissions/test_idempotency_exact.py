@@ -75,7 +75,8 @@ def test_a_key_to_a_deleted_form_kept_by_this_process_is_the_same_prompt_404(pub
     assert time.monotonic() - started < 2
     assert (with_key.status_code, with_key.json()) == (404, without_key.json())
     assert with_key.json() == {
-        "success": False, "error": "form_not_found", "message": "There is no form at this address."
+        "success": False, "error": "form_not_found", "message": "There is no form at this address.",
+        "errors": [{"code": "FORM_NOT_FOUND", "message": "There is no form at this address."}],
     }
 
 
@@ -150,6 +151,8 @@ def test_the_same_key_with_another_body_is_a_422_and_stores_nothing(public, form
         "success": False,
         "error": "idempotency_key_reused",
         "message": "This Idempotency-Key was already used with a different body; use a new key.",
+        "errors": [{"code": "UNSPECIFIED", "message": (
+            "This Idempotency-Key was already used with a different body; use a new key.")}],
     }
     assert list(Submission.objects.values_list("data", flat=True)) == [[["name", "Ada"]]]
     assert usage(user) == 1
@@ -171,7 +174,8 @@ def test_the_same_key_and_body_replays_status_and_id_and_does_nothing_more(publi
     again = keyed(public, form, "order-8", {"name": "Ada", "note": "hi"})
 
     assert (again.status_code, again.json()) == (first.status_code, first.json()) == (
-        200, {"success": True, "message": again.json()["message"], "id": first.json()["id"]})
+        200, {"success": True, "message": again.json()["message"], "id": first.json()["id"],
+              "ok": True, "next": "http://localhost:8000/thanks"})
     assert Submission.objects.count() == 1
     assert usage(user) == 1
     assert Delivery.objects.count() == 1

@@ -18,6 +18,8 @@ CAPTCHA_FAILED = {
     "success": False,
     "error": "captcha_failed",
     "message": "The CAPTCHA could not be verified. Please try again.",
+    "errors": [{"code": "BLOCKED",
+                "message": "The CAPTCHA could not be verified. Please try again."}],
 }
 
 
@@ -105,6 +107,8 @@ def test_a_waiting_idempotency_claim_ends_with_a_409(public, form):
         "error": "idempotency_key_in_use",
         "message": "A request with this Idempotency-Key is still being processed. "
         "Try again shortly.",
+        "errors": [{"code": "UNSPECIFIED", "message": "A request with this Idempotency-Key is "
+                    "still being processed. Try again shortly."}],
     }
     assert idempotency.WAIT_SECONDS <= time.monotonic() - started < 30
 
@@ -312,6 +316,8 @@ SERVICE_UNAVAILABLE = {
     "success": False,
     "error": "service_unavailable",
     "message": "The service is briefly unavailable. Please try again shortly.",
+    "errors": [{"code": "UNSPECIFIED",
+                "message": "The service is briefly unavailable. Please try again shortly."}],
 }
 
 

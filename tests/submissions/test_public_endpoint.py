@@ -10,7 +10,9 @@ from submissions.models import Submission
 from tests.conftest import BROWSER_ACCEPT, post_html_form, submit
 from tests.fakes import FakeServer, Reply
 
-SUCCESS = {"success": True, "message": "Thanks! Your submission was received."}
+# With Formspree's keys beside the contract's (tests/submissions/test_dropin_dialect.py).
+SUCCESS = {"success": True, "message": "Thanks! Your submission was received.", "ok": True,
+           "next": "http://localhost:8000/thanks"}
 
 
 def stored_fields():
@@ -183,6 +185,7 @@ def test_unknown_slug_is_404_in_both_modes(public, db):
         "success": False,
         "error": "form_not_found",
         "message": "There is no form at this address.",
+        "errors": [{"code": "FORM_NOT_FOUND", "message": "There is no form at this address."}],
     }
     assert as_html["Content-Type"].startswith("text/html")
     assert b"There is no form at this address." in as_html.content
@@ -409,10 +412,13 @@ def test_bad_json_bodies_are_400(public, form, user, body, error):
     response = public.post(f"/api/v1/f/{form.slug}", body, content_type="application/json")
 
     assert response.status_code == 400
+    message = response.json()["message"]
     assert response.json() == {
         "success": False,
         "error": error,
-        "message": response.json()["message"],
+        "message": message,
+        "errors": [{"code": "EMPTY" if error == "empty_submission" else "UNSPECIFIED",
+                    "message": message}],
     }
     assert usage(user) == 0
 
@@ -635,6 +641,8 @@ def test_a_text_plain_body_that_is_not_a_json_object_is_415(public, form):
         "success": False,
         "error": "unsupported_media_type",
         "message": "Send JSON, application/x-www-form-urlencoded or multipart/form-data.",
+        "errors": [{"code": "UNSPECIFIED", "message": (
+            "Send JSON, application/x-www-form-urlencoded or multipart/form-data.")}],
     }
 
 

@@ -10,7 +10,7 @@ from django.utils.html import escape
 from core.text import CONTROL_CHARACTERS, email_address_error, has_control_characters
 from integrations.clients import email_provider
 from integrations.kinds.base import ConfigForm, Kind, Outcome, optional_text
-from integrations.kinds.email import autoresponse
+from integrations.kinds.email import autoresponse, submitted
 from submissions.representation import field_text
 
 SUBJECT = {"type": "string", "maxLength": 200}
@@ -33,7 +33,9 @@ TO = {"type": "string", "format": "email"}
 def message(integration, event: dict[str, Any]) -> dict[str, Any]:
     data = event["data"]
     fields = data["fields"]
-    subject = integration.config.get("subject") or f"New submission: {data['formName']}"
+    # The owner's own subject first; then the page's _subject; then the default.
+    subject = (integration.config.get("subject") or submitted.subject(event)
+               or f"New submission: {data['formName']}")
     lines = [f"{name}: {field_text(value)}" for name, value in fields.items()]
     rows = "".join(
         f'<tr><th align="left">{escape(name)}</th><td>{escape(field_text(value))}</td></tr>'
@@ -48,7 +50,7 @@ def message(integration, event: dict[str, Any]) -> dict[str, Any]:
         "html": f"<p>New submission to <strong>{escape(data['formName'])}</strong> at "
         f"{escape(data['submittedAt'])}</p><table>{rows}</table>",
     }
-    reply_to = autoresponse.valid_address(fields.get("email"))
+    reply_to = submitted.reply_to(fields, autoresponse.DEFAULT_FIELD)
     if reply_to:
         mail["reply_to"] = reply_to
     return mail

@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import Q
 
 from integrations.kinds.base import Kind, Outcome
-from integrations.kinds.email import autoresponse
+from integrations.kinds.email import autoresponse, submitted
 from integrations.kinds.owner_email import digest, mail
 from integrations.models import Integration
 
@@ -49,10 +49,10 @@ def message(integration: Integration, event: dict[str, Any]):
     ])
     field = reply_to_field(integration, data["formId"])
     return mail.email(
-        subject=f"New submission: {data['formName']}",
+        subject=submitted.subject(event) or f"New submission: {data['formName']}",
         body=body,
         to=integration.owner.email,
-        reply_to=autoresponse.valid_address(data["fields"].get(field)),
+        reply_to=submitted.reply_to(data["fields"], field),
     )
 
 

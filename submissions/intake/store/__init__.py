@@ -42,6 +42,7 @@ def submission_create(
     ticket: Ticket | None = None,
     verdict: dict[str, Any] | None = None,
     submission_id=None,
+    subject: str = "",
 ) -> Submission:
     """Store one accepted submission, count it, and tell the hooks: all or nothing.
 
@@ -57,7 +58,7 @@ def submission_create(
         ticket = Ticket(form.owner_id, current_month(), quota.limit_of(form.owner), reserved=False)
     submission = Submission(
         id=submission_id or new_id(), form=form, data=data, ip=ip or None,
-        user_agent=user_agent[:512], origin=origin[:300], spam=verdict,
+        user_agent=user_agent[:512], origin=origin[:300], spam=verdict, subject=subject or None,
     )
     if field_names.has_new(form, data):
         with one_writer():
@@ -75,7 +76,7 @@ def submission_create(
 
 def submission_hold(
     *, form: Form, data: list[list[Any]], ip: str | None, user_agent: str, origin: str,
-    verdict: dict[str, Any], submission_id=None,
+    verdict: dict[str, Any], submission_id=None, subject: str = "",
 ) -> Submission:
     """Keep a submission the filter held in the form's spam folder: not counted, not
     delivered, and its field names are not added to the form's (a bot cannot use up the 500)."""
@@ -83,4 +84,5 @@ def submission_hold(
         return Submission.objects.create(
             id=submission_id or new_id(), form=form, data=data, ip=ip or None,
             user_agent=user_agent[:512], origin=origin[:300], status=Status.SPAM, spam=verdict,
+            subject=subject or None,
         )

@@ -30,6 +30,7 @@ def _store(template: Submission, ticket: Ticket, lock_owner: bool) -> Submission
     submission = Submission.objects.create(
         id=template.pk, form=form, data=template.data, ip=template.ip,
         user_agent=template.user_agent, origin=template.origin, spam=template.spam,
+        subject=template.subject,
     )
     submission.form = form
     hooks.accepted(submission)

@@ -49,8 +49,8 @@ def _in_one_statement(submission: Submission, month, generation: int) -> list:
     answers = "".join(f", (SELECT array_agg(id) FROM hook{index})" for index in range(len(parts)))
     sql = (
         f"WITH counted AS ({usage_sql}), stored AS (INSERT INTO {Submission._meta.db_table} "
-        "(id, form_id, data, ip, user_agent, origin, spam) "
-        "SELECT %s, %s, %s::jsonb, %s::inet, %s, %s, %s::jsonb FROM counted "
+        "(id, form_id, data, ip, user_agent, origin, spam, subject) "
+        "SELECT %s, %s, %s::jsonb, %s::inet, %s, %s, %s::jsonb, %s FROM counted "
         f"RETURNING submitted_at){hooks_sql} "
         f"SELECT stored.submitted_at{answers} FROM stored"
     )
@@ -63,6 +63,7 @@ def _in_one_statement(submission: Submission, month, generation: int) -> list:
         submission.user_agent,
         submission.origin,
         None if submission.spam is None else json.dumps(submission.spam),
+        submission.subject,
         *(param for _, part_params in parts for param in part_params),
     ]
     with connection.cursor() as cursor:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('forms_app', '0009_form_notify_owner'),
+        ('forms_app', '0010_form_chosen_slug'),
     ]
 
     operations = [
