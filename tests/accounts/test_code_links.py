@@ -3,6 +3,7 @@ security"): strangers get at most 20 guesses a day per address and purpose, from
 client addresses, and the owner always has the link, which no wrong code stops."""
 
 import hashlib
+import logging
 import re
 
 import pytest
@@ -172,6 +173,22 @@ def test_the_button_passes_the_csrf_check_with_the_browsers_own_origin(api, db):
 
     assert pressed.status_code == 302
     assert User.objects.get(email=EMAIL).is_verified
+
+
+def test_a_refused_press_leaves_no_live_token_in_the_log(api, db, caplog):
+    """A post without the CSRF cookie (a mail scanner's, a browser that blocks cookies) is
+    refused, and Django's refusal names the path: the log keeps no usable link."""
+    sign_up(api)
+    link = last_link()
+    token = link.rsplit("/", 1)[1]
+
+    with caplog.at_level(logging.INFO):
+        refused = CommitBrowserClient(enforce_csrf_checks=True).post(link, {}, **at(OWNER_IP))
+        logging.getLogger("django.request").error("Internal Server Error: %s", link)
+
+    assert refused.status_code == 403
+    assert "/dashboard/confirm/<token>" in caplog.text
+    assert token not in caplog.text
 
 
 def test_pressing_the_button_signs_in_like_any_sign_in(api, client):
