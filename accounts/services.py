@@ -190,11 +190,12 @@ def _use_code(email: str, code: str, purpose: str, on_success: Callable[[User], 
     raise invalid_code()
 
 
-def link_purpose(token: str) -> str | None:
-    """What a live link is for (verify or reset), or None: what its page shows, changing
-    nothing (mail scanners open links)."""
+def link_target(token: str) -> tuple[str, str] | None:
+    """What a live link is for (verify or reset) and the address it is for, or None: what
+    its page shows, changing nothing (mail scanners open links). The address is shown so that
+    no one presses a link someone else sent them and lands in that someone's account."""
     return (EmailCode.objects.filter(codes.live_link(token))
-            .values_list("purpose", flat=True).first())
+            .values_list("purpose", "user__email").first())
 
 
 def _use_link(token: str, purpose: str, on_success: Callable[[User], None]) -> User:

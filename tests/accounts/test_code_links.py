@@ -156,6 +156,23 @@ def test_the_page_shows_one_button_and_keeps_the_token_from_other_sites(api, cli
     assert "no-store" in page["Cache-Control"]
 
 
+@pytest.mark.parametrize("purpose", ["verify", "reset"])
+def test_the_page_names_the_address_it_is_for(api, client, purpose):
+    """Login CSRF by mail: a stranger sends someone the link of an account the stranger made,
+    and a press would sign that someone in to it (everything they then set up is the
+    stranger's). The page says whose account it is before the button."""
+    if purpose == "verify":
+        sign_up(api)
+    else:
+        make_user(EMAIL)
+        forgot(api)
+
+    page = client.get(last_link(), **at("192.0.2.44")).content.decode()
+
+    assert f"<strong>{EMAIL}</strong>" in page
+    assert "Not your address?" in page
+
+
 def test_the_button_passes_the_csrf_check_with_the_browsers_own_origin(api, db):
     sign_up(api)
     link = last_link()
