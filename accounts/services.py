@@ -289,8 +289,12 @@ def user_change_password(
 
 def _password_set(user: User, new_password: str) -> User:
     validate_new_password(new_password, user.email, field="newPassword")
-    user.set_password(new_password)
-    user.save(update_fields=["password"])
+    with transaction.atomic():
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        # A reset asked for before the change (its code, its link) would undo it: whoever
+        # saw that mail could still set the password for the rest of its 30 minutes.
+        EmailCode.objects.filter(user=user, purpose=CodePurpose.RESET).delete()
     return user
 
 

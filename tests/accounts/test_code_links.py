@@ -398,6 +398,22 @@ def test_the_reset_link_sets_the_password_verifies_and_revokes_earlier_tokens(ow
     assert invalid(press(client, link, password="yet another passphrase"))
 
 
+def test_a_password_change_kills_a_reset_link_and_code_mailed_before_it(owner_api, client):
+    """The owner asked for a reset (or someone did), then changed the password while signed
+    in: whoever saw that mail must not set the password over the change."""
+    forgot(owner_api)
+    code, link = last_code(EMAIL), last_link()
+
+    changed = owner_api.post("/api/auth/change-password", {
+        "currentPassword": PASSWORD, "newPassword": "a fresh long passphrase"}, format="json")
+
+    assert changed.status_code == 200
+    assert invalid(client.get(link, **at(OWNER_IP)))
+    assert invalid(press(client, link, password=NEW_PASSWORD))
+    assert reset(owner_api, code, OWNER_IP).json()["error"] == "invalid_code"
+    assert User.objects.get(email=EMAIL).check_password("a fresh long passphrase")
+
+
 def test_a_weak_password_through_the_link_keeps_the_link(client, user, api):
     api.post("/api/auth/forgot-password", {"email": user.email}, format="json")
     link = last_link(user.email)
