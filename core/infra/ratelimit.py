@@ -95,20 +95,24 @@ class Rolling:
         return _local_rolling.counts(self.name, indexes)
 
     def add(self) -> int:
-        """Count one now; the total over the last ``seconds``, this one included."""
+        """Count one now; the total over the last ``seconds``, this one included. The current
+        slice's part is the increment's own answer, so of tries at once each gets its own
+        number (as with ``Window.add``); the earlier slices no longer change."""
         moment = now()
         current = self._indexes(moment)[-1]
+        mine = None
         if redis.available():
             key = self._key(current)
             try:
                 cache.add(key, 0, timeout=self.seconds + 2 * self._size())
-                cache.incr(key)
+                mine = cache.incr(key)
             except redis.Unavailable as error:
                 redis.failed(error, f"counting rolling {self.name}")
-                _local_rolling.add(self.name, current, 1)
-        else:
-            _local_rolling.add(self.name, current, 1)
-        return sum(self._counts(moment).values())
+        if mine is None:
+            mine = _local_rolling.add(self.name, current, 1)
+        earlier = self._counts(moment)
+        earlier.pop(current, None)
+        return mine + sum(earlier.values())
 
     def undo(self) -> None:
         """Take back one counted by ``add`` a moment ago (a try refused: it was no try)."""
@@ -155,14 +159,16 @@ class LocalRolling:
         self._lock = threading.Lock()
         self._counts: dict[str, dict[int, int]] = {}
 
-    def add(self, name: str, index: int, amount: int) -> None:
+    def add(self, name: str, index: int, amount: int) -> int:
+        """Add ``amount`` to ``name``'s slice ``index``: that slice's new count."""
         with self._lock:
             if len(self._counts) > 100_000:  # drop the oldest names rather than grow
                 self._counts = dict(list(self._counts.items())[50_000:])
             slices = self._counts.setdefault(name, {})
-            slices[index] = max(0, slices.get(index, 0) + amount)
-            for old in [i for i in slices if i < index - 100]:
+            count = slices[index] = max(0, slices.get(index, 0) + amount)
+            for old in [i for i in slices if i < index - 1000]:
                 del slices[old]
+            return count
 
     def counts(self, name: str, indexes: range) -> dict[int, int]:
         with self._lock:
