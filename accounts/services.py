@@ -147,10 +147,10 @@ def invalid_link() -> ServiceError:
                         status_code=404)
 
 
-def _wrong_tries(email: str, purpose: str) -> ratelimit.Window:
-    """Wrong codes for an address and purpose in the current day (UTC), from everyone."""
+def _wrong_tries(email: str, purpose: str) -> ratelimit.Rolling:
+    """Code tries for an address and purpose in the last 24 hours, from everyone."""
     digest = hashlib.sha256(email.encode()).hexdigest()[:32]
-    return ratelimit.Window(f"codes-wrong:{purpose}:{digest}", 86400)
+    return ratelimit.Rolling(f"codes-wrong:{purpose}:{digest}", 86400, slices=96)
 
 
 def _use_code(email: str, code: str, purpose: str, on_success: Callable[[User], None]) -> User:
@@ -158,15 +158,18 @@ def _use_code(email: str, code: str, purpose: str, on_success: Callable[[User], 
     one transaction.
 
     One rule for everyone, whoever sends the try: a code dies after 5 wrong tries, and past 20
-    tries for the address and purpose in the day every try is refused (429) until the day
-    ends or the mailed link is used. The owner always has that link, which no wrong code
-    stops, so the cap can be this tight. Every try is counted before it is checked, so
-    concurrent tries cannot slip past the 20. The answers depend on nothing but the code
-    itself, so they tell no one which addresses have an account."""
+    tries for the address and purpose in the last 24 hours every try is refused (429) until
+    enough of them are 24 hours old or the mailed link is used. The owner always has that
+    link, which no wrong code stops, so the cap can be this tight. Every try is counted before
+    it is checked, so concurrent tries cannot slip past the 20. The answers depend on nothing
+    but the code itself, so they tell no one which addresses have an account."""
     email = normalize_email(email)
     tries_today = _wrong_tries(email, purpose)
     if tries_today.add() > WRONG_TRIES_PER_DAY:
-        raise too_many_attempts(tries_today.retry_after())
+        # A refused try is no guess: taken back, so the cap ends 24 h after the 20th try
+        # however long strangers keep knocking.
+        tries_today.undo()
+        raise too_many_attempts(tries_today.retry_after(WRONG_TRIES_PER_DAY))
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
         entry = (
@@ -190,11 +193,12 @@ def _use_code(email: str, code: str, purpose: str, on_success: Callable[[User], 
     raise invalid_code()
 
 
-def link_purpose(token: str) -> str | None:
-    """What a live link is for (verify or reset), or None: what its page shows, changing
-    nothing (mail scanners open links)."""
+def link_target(token: str) -> tuple[str, str] | None:
+    """What a live link is for (verify or reset) and the address it is for, or None: what
+    its page shows, changing nothing (mail scanners open links). The address is shown so that
+    no one presses a link someone else sent them and lands in that someone's account."""
     return (EmailCode.objects.filter(codes.live_link(token))
-            .values_list("purpose", flat=True).first())
+            .values_list("purpose", "user__email").first())
 
 
 def _use_link(token: str, purpose: str, on_success: Callable[[User], None]) -> User:
@@ -288,8 +292,12 @@ def user_change_password(
 
 def _password_set(user: User, new_password: str) -> User:
     validate_new_password(new_password, user.email, field="newPassword")
-    user.set_password(new_password)
-    user.save(update_fields=["password"])
+    with transaction.atomic():
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        # A reset asked for before the change (its code, its link) would undo it: whoever
+        # saw that mail could still set the password for the rest of its 30 minutes.
+        EmailCode.objects.filter(user=user, purpose=CodePurpose.RESET).delete()
     return user
 
 

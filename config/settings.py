@@ -376,9 +376,12 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
         "json": {"()": "core.logs.JsonFormatter"},
     },
+    "filters": {"link_tokens": {"()": "core.logs.CutLinkTokens"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": "INFO"},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    # Both name a request's path, which may be a mailed link with its token.
+    "loggers": {"django.request": {"level": "ERROR", "filters": ["link_tokens"]},
+                "django.security.csrf": {"filters": ["link_tokens"]}},
 }
 CSRF_FAILURE_VIEW = "core.api.middleware.csrf_failure"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # the contract: bodies over 10 MiB are 413

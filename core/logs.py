@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from datetime import UTC, datetime
+
+# The path of the link mailed beside a code carries a credential (dashboard/views/confirm.py).
+LINK_TOKEN = re.compile(r"(/dashboard/confirm/)[^/?#\s]+")
 
 
 def wanted() -> bool:
@@ -31,3 +35,17 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+class CutLinkTokens(logging.Filter):
+    """Cuts a mailed link's token from a record's arguments, on the loggers that name a
+    request's path: Django's refusals (a CSRF failure, "Forbidden (...): <path>") and its
+    errors, which would otherwise keep a live token in the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(LINK_TOKEN.sub(r"\1<token>", arg) if isinstance(arg, str)
+                                else arg for arg in record.args)
+        if isinstance(record.msg, str):
+            record.msg = LINK_TOKEN.sub(r"\1<token>", record.msg)
+        return True

@@ -42,11 +42,12 @@ def with_referrer_policy(view):
 @require_http_methods(["GET", "HEAD", "POST"])
 @with_referrer_policy
 def confirm(request: HttpRequest, token: str) -> HttpResponse:
-    purpose = accounts.link_purpose(token)
-    if purpose is None:
+    target = accounts.link_target(token)
+    if target is None:
         return invalid_link(request)
+    purpose, email = target
     if request.method != "POST":
-        return render(request, "dashboard/confirm.html", {"purpose": purpose})
+        return render(request, "dashboard/confirm.html", {"purpose": purpose, "email": email})
     if purpose == CodePurpose.VERIFY:
         return verify(request, token)
     return reset(request, token)

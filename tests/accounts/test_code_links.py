@@ -3,6 +3,7 @@ security"): strangers get at most 20 guesses a day per address and purpose, from
 client addresses, and the owner always has the link, which no wrong code stops."""
 
 import hashlib
+import logging
 import re
 
 import pytest
@@ -72,7 +73,7 @@ def assert_capped(response):
     assert response.status_code == 429
     assert response.json()["error"] == "too_many_attempts"
     assert "link" in response.json()["message"]
-    assert 0 < int(response["Retry-After"]) <= 86400
+    assert 0 < int(response["Retry-After"]) <= 86400 + 900  # 24 h, counted in quarter hours
 
 
 # --- The mail -------------------------------------------------------------------------------
@@ -155,6 +156,23 @@ def test_the_page_shows_one_button_and_keeps_the_token_from_other_sites(api, cli
     assert "no-store" in page["Cache-Control"]
 
 
+@pytest.mark.parametrize("purpose", ["verify", "reset"])
+def test_the_page_names_the_address_it_is_for(api, client, purpose):
+    """Login CSRF by mail: a stranger sends someone the link of an account the stranger made,
+    and a press would sign that someone in to it (everything they then set up is the
+    stranger's). The page says whose account it is before the button."""
+    if purpose == "verify":
+        sign_up(api)
+    else:
+        make_user(EMAIL)
+        forgot(api)
+
+    page = client.get(last_link(), **at("192.0.2.44")).content.decode()
+
+    assert f"<strong>{EMAIL}</strong>" in page
+    assert "Not your address?" in page
+
+
 def test_the_button_passes_the_csrf_check_with_the_browsers_own_origin(api, db):
     sign_up(api)
     link = last_link()
@@ -172,6 +190,22 @@ def test_the_button_passes_the_csrf_check_with_the_browsers_own_origin(api, db):
 
     assert pressed.status_code == 302
     assert User.objects.get(email=EMAIL).is_verified
+
+
+def test_a_refused_press_leaves_no_live_token_in_the_log(api, db, caplog):
+    """A post without the CSRF cookie (a mail scanner's, a browser that blocks cookies) is
+    refused, and Django's refusal names the path: the log keeps no usable link."""
+    sign_up(api)
+    link = last_link()
+    token = link.rsplit("/", 1)[1]
+
+    with caplog.at_level(logging.INFO):
+        refused = CommitBrowserClient(enforce_csrf_checks=True).post(link, {}, **at(OWNER_IP))
+        logging.getLogger("django.request").error("Internal Server Error: %s", link)
+
+    assert refused.status_code == 403
+    assert "/dashboard/confirm/<token>" in caplog.text
+    assert token not in caplog.text
 
 
 def test_pressing_the_button_signs_in_like_any_sign_in(api, client):
@@ -304,6 +338,44 @@ def test_the_cap_is_per_purpose(api, db):
     assert verify(api, code, OWNER_IP).status_code == 200
 
 
+def test_no_more_than_twenty_tries_get_an_answer_in_any_24_hours(api, db, monkeypatch):
+    """The contract: past 20 wrong tries in 24 h, every try is 429. Twenty tries a minute
+    before midnight (UTC) and twenty a minute after are forty in two minutes."""
+    from core.infra import ratelimit
+
+    make_user(EMAIL)
+    midnight = (int(ratelimit.now()) // 86400 + 1) * 86400
+    answered = 0
+    for offset in (-60, 60):
+        monkeypatch.setattr(ratelimit, "now", lambda offset=offset: midnight + offset)
+        for n in range(25):
+            ip = f"198.51.{100 + offset // 60 + 1}.{n}"
+            answered += reset(api, "123456", ip).status_code != 429
+
+    assert answered <= 20
+
+
+def test_the_cap_ends_when_its_tries_are_a_day_old_however_long_strangers_knock(api, db,
+                                                                              monkeypatch):
+    from core.infra import ratelimit
+
+    make_user(EMAIL)
+    start = ratelimit.now()
+    for n in range(20):
+        assert reset(api, "123456", f"198.51.100.{n}").status_code == 400
+    monkeypatch.setattr(ratelimit, "now", lambda: start + 12 * 3600)
+    for n in range(20):  # refused tries are no guesses: they keep the cap no longer
+        refused = reset(api, "123456", f"198.51.101.{n}")
+    assert_capped(refused)
+    wait = int(refused["Retry-After"])
+    assert 12 * 3600 - 900 <= wait <= 12 * 3600 + 900
+
+    monkeypatch.setattr(ratelimit, "now", lambda: start + 12 * 3600 + wait - 1)
+    assert_capped(reset(api, "123456", OWNER_IP))
+    monkeypatch.setattr(ratelimit, "now", lambda: start + 12 * 3600 + wait)
+    assert reset(api, "123456", OWNER_IP).status_code == 400
+
+
 def test_the_answers_tell_no_one_whether_the_address_has_an_account(api, db, monkeypatch):
     monkeypatch.setattr("accounts.codes.new_code", lambda: "123456")
     make_user("known@example.com")
@@ -343,6 +415,22 @@ def test_the_reset_link_sets_the_password_verifies_and_revokes_earlier_tokens(ow
     assert user.check_password(NEW_PASSWORD) and user.is_verified
     assert owner_api.get("/api/auth/me").status_code == 401
     assert invalid(press(client, link, password="yet another passphrase"))
+
+
+def test_a_password_change_kills_a_reset_link_and_code_mailed_before_it(owner_api, client):
+    """The owner asked for a reset (or someone did), then changed the password while signed
+    in: whoever saw that mail must not set the password over the change."""
+    forgot(owner_api)
+    code, link = last_code(EMAIL), last_link()
+
+    changed = owner_api.post("/api/auth/change-password", {
+        "currentPassword": PASSWORD, "newPassword": "a fresh long passphrase"}, format="json")
+
+    assert changed.status_code == 200
+    assert invalid(client.get(link, **at(OWNER_IP)))
+    assert invalid(press(client, link, password=NEW_PASSWORD))
+    assert reset(owner_api, code, OWNER_IP).json()["error"] == "invalid_code"
+    assert User.objects.get(email=EMAIL).check_password("a fresh long passphrase")
 
 
 def test_a_weak_password_through_the_link_keeps_the_link(client, user, api):

@@ -156,6 +156,38 @@ def test_a_password_change_after_the_first_step_ends_the_sign_in(db):
     assert settings.AUTH_COOKIE_NAME not in page.cookies
 
 
+def test_turning_two_step_off_after_the_first_step_ends_the_sign_in(db):
+    """With two-step off, the second step asks for no code: a ticket minted before would sign
+    in on its own, with any code. Turning it off revokes the ticket with every token."""
+    from accounts import two_factor
+
+    user = make_user(EMAIL)
+    _, codes = turn_on_two_factor(user)
+    ticket = _ticket(Client().post("/dashboard/login", {"email": EMAIL, "password": PASSWORD}))
+    two_factor.disable(user=user, password=PASSWORD, code=codes[0])
+
+    page = Client().post("/dashboard/login/two-step", {"ticket": ticket, "code": "000000"})
+
+    assert page.status_code == 302 and page["Location"] == "/dashboard/login"
+    assert settings.AUTH_COOKIE_NAME not in page.cookies
+
+
+def test_a_reset_by_mailed_link_after_the_first_step_ends_the_sign_in(api):
+    from tests.accounts.test_code_links import forgot, last_link
+
+    user = make_user(EMAIL)
+    secret, _ = turn_on_two_factor(user)
+    ticket = _ticket(Client().post("/dashboard/login", {"email": EMAIL, "password": PASSWORD}))
+    forgot(api)
+    assert Client().post(last_link(), {"password": "another long passphrase"}
+                         ).status_code == 302
+
+    page = Client().post("/dashboard/login/two-step", {"ticket": ticket,
+                                                       "code": next_code(secret)})
+
+    assert page.status_code == 302 and page["Location"] == "/dashboard/login"
+
+
 def test_the_ticket_lasts_five_minutes(db, monkeypatch):
     user = make_user(EMAIL)
     secret, _ = turn_on_two_factor(user)
