@@ -46,6 +46,14 @@ def forms(user, settings, tmp_path):
     return contact, photos
 
 
+@pytest.fixture
+def ruled(user):
+    """A form whose field rules the server checks (contract, "Field rules")."""
+    return form_create(owner=user, name="Signup", spam_filter=False, field_rules=[
+        {"name": "email", "type": "email", "required": True},
+        {"name": "name", "type": "text", "required": True, "maxLength": 5}])
+
+
 def test_the_installed_clients_are_the_versions_the_tests_name(packages):
     assert version_of(CORE) == "4.0.0"
     assert version_of(AJAX_SCRIPT.parents[1] / "package.json") == "1.1.5"
@@ -107,6 +115,7 @@ PAGE = """<!doctype html>
   <label>Email <input name="email" type="email" data-fs-field></label>
   <label>Photo <input name="photo" type="file" data-fs-field></label>
   <span data-fs-error="photo"></span>
+  <span data-fs-error="email"></span>
   <label>Name <input name="name" data-fs-field></label>
   <span data-fs-error="name"></span>
   <button type="submit">Send</button>
@@ -177,6 +186,45 @@ def test_formspree_ajax_shows_a_field_error_on_its_field(packages, page, live_se
         assert page.locator("input[name=name]").get_attribute("aria-invalid") is None
         assert page.locator('[data-fs-error="name"][data-fs-active]').count() == 0
         assert not re.search(r"[a-z]+_[a-z]+", under_photo.inner_text())  # no machine code
+        assert not Submission.objects.exists()
+    finally:
+        site.close()
+
+
+RULES_SCRIPT = """
+import { createClient } from "@formspree/core";
+
+const { base, slug } = %s;
+const answer = await createClient().submitForm(
+  slug, { email: "not an address", name: "Ada" }, { endpoint: base });
+console.log(JSON.stringify({ kind: answer.kind, email: answer.getFieldErrors("email"),
+                             name: answer.getFieldErrors("name") }));
+"""
+
+
+def test_formspree_core_shows_a_field_rule_on_its_field(packages, live_server, ruled):
+    base = live_server.url.replace("localhost", "127.0.0.1")
+
+    seen = run_node(RULES_SCRIPT % json.dumps({"base": base, "slug": ruled.slug}), "rules")
+
+    assert seen == {"kind": "error", "name": [], "email": [
+        {"code": "TYPE_EMAIL", "message": "“email” must be a valid email address."}]}
+    assert not Submission.objects.exists()
+
+
+def test_formspree_ajax_shows_a_field_rule_on_its_field(packages, page, live_server, ruled):
+    site = ajax_page(page, live_server, ruled.slug)
+    try:
+        page.fill("input[name=email]", "ada@example.com")
+        page.fill("input[name=name]", "Ada Lovelace")
+        page.click("button[type=submit]")
+        under_name = page.locator('[data-fs-error="name"][data-fs-active]')
+        under_name.wait_for()
+
+        assert under_name.inner_text() == "“name” must be at most 5 characters long."
+        assert page.locator("input[name=name]").get_attribute("aria-invalid") == "true"
+        assert page.locator('[data-fs-error="email"][data-fs-active]').count() == 0
+        assert page.locator("[data-fs-success][data-fs-active]").count() == 0
         assert not Submission.objects.exists()
     finally:
         site.close()
