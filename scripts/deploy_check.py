@@ -288,14 +288,23 @@ def container(args: argparse.Namespace, work: Path) -> None:
     base_image(args, work)
     # pip in the build reaches the index the way this machine does only with its CA bundle,
     # mounted for the build and never copied into the image.
+    commit = run("git", "rev-parse", "--short=7", "HEAD", cwd=ROOT, capture_output=True,
+                 text=True).stdout.strip()
     run("podman", "build", "--network=host", f"--volume={CA_BUNDLE}:{CA_BUNDLE}:ro",
-        f"--build-arg=BASE_IMAGE={BASE_IMAGE}", f"--tag={IMAGE}", "--file=Containerfile", ".",
-        cwd=ROOT, stdout=subprocess.DEVNULL)
+        f"--build-arg=BASE_IMAGE={BASE_IMAGE}", f"--build-arg=COMMIT={commit}",
+        f"--tag={IMAGE}", "--file=Containerfile", ".", cwd=ROOT, stdout=subprocess.DEVNULL)
     user = run("podman", "run", "--rm", "--entrypoint=id", IMAGE, "-u",
                capture_output=True, text=True).stdout.strip()
     if user == "0":
         raise stack.StackFailed("the image runs as root")
-    print(f"container: {IMAGE} built on {BASE_IMAGE}; it runs as uid {user}", flush=True)
+    # The image has no .git: its version carries the commit only through the build argument.
+    version = run("podman", "run", "--rm", "--entrypoint=python", IMAGE, "-c",
+                  "import formflow; print(formflow.version())",
+                  capture_output=True, text=True).stdout.strip()
+    if not version.endswith(f"+{commit}"):
+        raise stack.StackFailed(f"the image says version {version!r}, not ...+{commit}")
+    print(f"container: {IMAGE} {version} built on {BASE_IMAGE}; it runs as uid {user}",
+          flush=True)
     database = fresh_database(args, "container")
     flush_redis(args.redis_url)
     if smoke.main(["container", "--image", IMAGE, "--database-url", database,
