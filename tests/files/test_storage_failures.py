@@ -67,9 +67,10 @@ def full_disk(settings, tmp_path) -> Iterator[LocalStore]:
 def assert_unavailable(response) -> None:
     assert response.status_code == 503
     assert response["Retry-After"] == "60"
+    message = "File storage is unavailable right now. Please try again shortly."
     assert response.json() == {
-        "success": False, "error": "storage_unavailable",
-        "message": "File storage is unavailable right now. Please try again shortly."}
+        "success": False, "error": "storage_unavailable", "message": message,
+        "errors": [{"code": "UNSPECIFIED", "message": message}]}  # Formspree's clients read it
 
 
 def download(row: StoredFile) -> bytes:

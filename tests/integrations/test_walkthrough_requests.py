@@ -32,7 +32,7 @@ SLUG = "k3Jd8s-Q"  # the doc's stand-in for a form
 KEY = "ff_live_…"  # the doc's stand-in for a hooks key
 METHODS = ("GET", "POST", "DELETE")
 EXPECTED_STATUS = {"GET": 200, "POST": 201, "DELETE": 204}
-SUBSCRIBE_FIELDS = ("_id", "url", "formId", "events", "createdAt", "signingSecret")
+SUBSCRIBE_FIELDS = ("_id", "id", "url", "formId", "events", "createdAt", "signingSecret")
 FIELDS = {"name": "Ada", "email": "ada@example.com"}  # the form's one submission
 EVENT_FIELDS = ("type", "timestamp", "data.id", "data.formId", "data.fields")
 # The tools' templates, by what they stand for.
@@ -42,6 +42,8 @@ TEMPLATES = {
     "bundle.targetUrl": "receiver", "webhook.url": "receiver",
     "bundle.subscribeData._id": "hook_id", "webhook.externalHookId": "external_hook_id",
     "$json._id": "hook_id",
+    # Zapier's and n8n's own convention: the subscription's ``id`` (the same as ``_id``).
+    "bundle.subscribeData.id": "hook_id", "$json.id": "hook_id",
 }
 
 
