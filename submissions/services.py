@@ -3,13 +3,16 @@ Storing a public submission is intake's (submissions/intake/store/)."""
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
+from django.http import Http404
 
 from accounts import quota
 from accounts.models import current_month
@@ -26,7 +29,26 @@ from submissions.intake.admission import Ticket
 from submissions.intake.store import FENCED_TRIES
 from submissions.models import Status, Submission
 
+Move = TypeVar("Move", bound=Callable[..., Submission])
 
+
+def _gone_is_404(move: Move) -> Move:
+    """A move of a submission that its form's delete, or its own, took after the caller had
+    found it: 404, as if it had been gone already (docs/exactness.md, "Deleting races
+    nothing into an error"). Nothing of the move stays: its transaction rolled back, and a
+    rescue's reservation is given back."""
+
+    @functools.wraps(move)
+    def moved(*args: Any, **kwargs: Any) -> Submission:
+        try:
+            return move(*args, **kwargs)
+        except (Submission.DoesNotExist, Form.DoesNotExist) as gone:
+            raise Http404("No such submission.") from gone
+
+    return moved  # type: ignore[return-value]
+
+
+@_gone_is_404
 def submission_rescue(*, submission: Submission) -> Submission:
     """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
@@ -101,6 +123,7 @@ def _has_been_in_inbox(verdict: dict[str, Any] | None, received_at) -> bool:
     return not held_on_arrival or received_at is not None
 
 
+@_gone_is_404
 def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, those still waiting are dropped, and the monthly count is not given back."""
