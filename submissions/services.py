@@ -3,13 +3,16 @@ Storing a public submission is intake's (submissions/intake/store/)."""
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
+from django.http import Http404
 
 from accounts import quota
 from accounts.models import current_month
@@ -26,7 +29,26 @@ from submissions.intake.admission import Ticket
 from submissions.intake.store import FENCED_TRIES
 from submissions.models import Status, Submission
 
+Move = TypeVar("Move", bound=Callable[..., Submission])
 
+
+def _gone_is_404(move: Move) -> Move:
+    """A move of a submission that its form's delete, or its own, took after the caller had
+    found it: 404, as if it had been gone already (docs/exactness.md, "Deleting races
+    nothing into an error"). Nothing of the move stays: its transaction rolled back, and a
+    rescue's reservation is given back."""
+
+    @functools.wraps(move)
+    def moved(*args: Any, **kwargs: Any) -> Submission:
+        try:
+            return move(*args, **kwargs)
+        except (Submission.DoesNotExist, Form.DoesNotExist) as gone:
+            raise Http404("No such submission.") from gone
+
+    return moved  # type: ignore[return-value]
+
+
+@_gone_is_404
 def submission_rescue(*, submission: Submission) -> Submission:
     """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
@@ -101,6 +123,7 @@ def _has_been_in_inbox(verdict: dict[str, Any] | None, received_at) -> bool:
     return not held_on_arrival or received_at is not None
 
 
+@_gone_is_404
 def submission_mark_spam(*, submission: Submission) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, those still waiting are dropped, and the monthly count is not given back."""
@@ -227,8 +250,8 @@ def orphan_files_purge() -> int:
     return delete_files_of(set(orphans.values_list("submission_id", flat=True)[:PURGE_BATCH]))
 
 
-# How many times a form's delete locks the submissions that arrived while it was taking the
-# form's row, before it takes the row regardless (each pass is two short statements).
+# How many times a form's delete gives its row back because another transaction held one of
+# the submissions that arrived meanwhile, before it takes the row regardless.
 FORM_LOCK_PASSES = 20
 
 
@@ -239,14 +262,16 @@ def form_submissions_hold(form_id) -> list:
 
     Once the form's row is held no new submission can commit (its foreign-key check waits
     for the delete and then fails: the post is a 404), so the rows held are all the form
-    will ever have. One that committed between the two steps would be locked after the
-    form, against the order: a worker holding it could wait for the form, the delete for
-    it. So the form's lock is taken under a savepoint, given back when there are rows it
-    has not seen, and taken again once they are held."""
+    will ever have. One that committed between the two steps is locked after the form, but
+    without waiting for it (NOWAIT): a worker holding it could be waiting for the form. When
+    another transaction holds one, the form's row is given back (a savepoint) and the pass
+    runs again. Under a steady flood of posts the first pass ends it: while the form is held
+    nothing new commits, and what committed before is nobody's but its own post's."""
     folders.hold(form_id)
     for _ in range(FORM_LOCK_PASSES):
-        ids = _hold_submissions(form_id)
-        if _form_held_over(form_id, len(ids)):
+        held = _form_held_over(form_id, _hold_submissions(form_id))
+        if held is not None:
+            ids = held
             break
     else:
         _hold_form(form_id)
@@ -255,25 +280,31 @@ def form_submissions_hold(form_id) -> list:
     return ids
 
 
-def _hold_submissions(form_id) -> list:
-    rows = Submission.objects.select_for_update().filter(form_id=form_id).order_by("pk")
-    return list(rows.values_list("pk", flat=True))
+def _hold_submissions(form_id, *, nowait: bool = False) -> list:
+    rows = Submission.objects.select_for_update(nowait=nowait).filter(form_id=form_id)
+    return list(rows.order_by("pk").values_list("pk", flat=True))
 
 
 def _hold_form(form_id) -> None:
     list(Form.objects.select_for_update().filter(pk=form_id).values_list("pk"))
 
 
-def _form_held_over(form_id, held: int) -> bool:
-    """Take the form's row, and keep it if the form still has exactly the ``held``
-    submissions (held rows cannot go, so the same number is the same rows)."""
+def _form_held_over(form_id, held: list) -> list | None:
+    """Take the form's row, and keep it with every submission the form has: the ``held``
+    ones, and those that committed since, if none of them is held by another transaction
+    (SQLite has one writer: none can have committed). None when the row was given back."""
     savepoint = transaction.savepoint()
     _hold_form(form_id)
-    if Submission.objects.filter(form_id=form_id).count() == held:
+    if Submission.objects.filter(form_id=form_id).count() == len(held):
         transaction.savepoint_commit(savepoint)
-        return True
-    transaction.savepoint_rollback(savepoint)
-    return False
+        return held  # held rows cannot go, so the same number is the same rows
+    try:
+        every = _hold_submissions(form_id, nowait=True)
+    except OperationalError:  # another transaction holds one of them: let it go first
+        transaction.savepoint_rollback(savepoint)
+        return None
+    transaction.savepoint_commit(savepoint)
+    return every
 
 
 def submission_delete(*, submission: Submission) -> None:

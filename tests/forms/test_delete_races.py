@@ -203,3 +203,42 @@ def test_deletes_and_counts_that_waited_for_a_form_delete_end_cleanly(shared_dat
         assert counted.result(timeout=30) is None
     assert not Submission.objects.filter(form_id=form.pk).exists()
     assert not FolderCount.objects.filter(form_id=form.pk).exists()
+
+
+@pytest.mark.postgres
+def test_a_steady_flood_of_posts_never_runs_a_form_delete_out_of_passes(shared_database,
+                                                                        monkeypatch):
+    """The worst flood: a post commits between every read of the form's submissions and
+    the take of its row. Each pass found a row it had not held and gave the form back, so
+    the delete ran out of its 20 passes and then locked submissions after the form, the
+    order a worker holding one and waiting for the form deadlocks against. From the
+    outside, 8 clients posting to a form while it was deleted ran it out of passes, a
+    form of 3,000 submissions took 10 passes. The rows that came meanwhile are now held
+    with the form, never waiting for one: the first pass ends it."""
+    from submissions import services
+
+    owner = make_user()
+    form = form_create(owner=owner, name="Flooded", rate_limit=10_000, spam_filter=False,
+                       notify_owner=False)
+    real_read, real_take = services._hold_submissions, services._hold_form
+    posted, takes = [], []
+
+    def read_then_one_more_arrives(form_id, **how):
+        rows = real_read(form_id, **how)
+        if not how and len(posted) < services.FORM_LOCK_PASSES:
+            with ThreadPoolExecutor(max_workers=1) as other:
+                posted.append(other.submit(_closing, _post, form, "plain",
+                                           len(posted) * 3 + 1).result(timeout=30))
+        return rows
+
+    def take(form_id):
+        takes.append(form_id)
+        real_take(form_id)
+
+    monkeypatch.setattr(services, "_hold_submissions", read_then_one_more_arrives)
+    monkeypatch.setattr(services, "_hold_form", take)
+
+    assert _delete(form, owner) == 204
+    assert set(posted) == {200}
+    assert len(takes) == 1  # once, and kept
+    assert not Submission.objects.filter(form_id=form.pk).exists()
