@@ -262,3 +262,32 @@ def test_sixty_submissions_beside_a_trickling_receiver_each_reach_the_other_once
     assert set(numbers.values()) <= {1}  # no attempt recorded twice
     assert {row.succeeded for row in slow_attempts} <= {False}
     assert trickle.served <= all_in / ATTEMPT_BOUND + 4  # two found it slow, then one a time
+
+
+@pytest.mark.xfail(strict=True, reason="a batch attempts its rows one after another: until a "
+                   "destination is known to be slow, its first attempt holds everyone "
+                   "else's deliveries in that batch for the whole deadline")
+def test_a_destination_not_yet_known_slow_delays_no_other_destination(
+        user, form, allow_private, quick_deadlines):
+    """Contract, "A slow destination slows only itself": a trickling receiver that has not
+    yet been found slow (its first attempt is in flight) must not hold the fast receiver's
+    deliveries of the same batch for the attempt's whole deadline."""
+    trickle = Trickle()
+    with FakeServer(lambda request: Reply(200)) as fast:
+        hooks_to(user, trickle.url, f"{fast.url}/hook")
+        for n in range(5):
+            add_submission(form, {"n": str(n)})
+        first_fast: list[float] = []
+        began = time.monotonic()
+        sending = threading.Thread(target=lambda: (
+            attempt.deliveries_attempt(claim.deliveries_claim_batch(worker.BATCH_SIZE)),
+            connection.close()))
+        sending.start()
+        while not fast.requests and time.monotonic() - began < ATTEMPT_BOUND * 2:
+            time.sleep(0.02)
+        first_fast.append(time.monotonic() - began)
+        sending.join()
+    trickle.shutdown()
+    trickle.server_close()
+
+    assert first_fast[0] < ATTEMPT_BOUND / 2, first_fast
