@@ -5,7 +5,8 @@
   id in SQL its own way.
 - Recording a success: one statement on PostgreSQL (the fenced update and the attempt's row
   together, always the same text, so it is prepared once and needs no transaction around it,
-  as a pooler in transaction mode wants); SQLite cannot update inside a WITH, so there it is
+  as a pooler in transaction mode wants; behind PgBouncer before 1.21 the preparing must be
+  off, DATABASE_PREPARED_STATEMENTS=false); SQLite cannot update inside a WITH, so there it is
   the same two writes in one transaction.
 - The deliveries-due flag (integrations/delivery/nudge.py): a Redis key, or without Redis a
   file in DATA_DIR (the embedded setup runs on one machine).

@@ -95,3 +95,53 @@ def test_a_worker_stopped_mid_batch_exits_in_time_and_hands_back_what_it_held(tm
     handed_back = set(Delivery.objects.filter(state=DeliveryState.PENDING, attempts=0)
                       .values_list("pk", flat=True))
     assert handed_back <= set(claim.deliveries_claim_batch(100, lane=claim.ANY))  # at once
+
+
+def test_a_worker_stopped_while_its_slow_lane_sends_exits_in_time(tmp_path, settings):
+    """The trickling destination is already in the slow lane and a pool process's lane
+    thread has its 10 s attempt in flight when the stop comes: the worker still exits
+    within WORKER_STOP_SECONDS, and sends nothing twice."""
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = settings.REDIS_URL
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+    reset_broker_connections()
+    trickle = Trickle()
+    worker = None
+    try:
+        with FakeServer(lambda request: Reply(200)) as fast:
+            owner = make_user()
+            form = form_create(owner=owner, name="Stopping", notify_owner=False)
+            for url in (trickle.url, f"{fast.url}/hook"):
+                integration_create(owner=owner, type="WEBHOOK", config={"url": url})
+            worker = start_worker(tmp_path, settings)
+            for n in range(8):
+                add_submission(form, {"n": str(n)})
+            wait_for(lambda: trickle.served >= 1, tmp_path)
+            served = trickle.served
+            # The first slow attempt ends (its destination goes into the slow lane); the
+            # lane's thread starts the next one. More submissions keep the loop going.
+            deadline = time.monotonic() + 30
+            while trickle.served <= served and time.monotonic() < deadline:
+                add_submission(form, {"n": "more"})
+                time.sleep(0.2)
+            assert trickle.served > served, (tmp_path / "worker.log").read_text()[-3000:]
+            time.sleep(1)
+
+            asked = time.monotonic()
+            worker.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.wait(STOP_SECONDS + 15)
+            took = time.monotonic() - asked
+            received = collections.Counter(r.headers["webhook-id"] for r in fast.requests)
+    finally:
+        if worker is not None and worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(10)
+        trickle.shutdown()
+        trickle.server_close()
+        reset_broker_connections()
+
+    log = (tmp_path / "worker.log").read_text(errors="replace")
+    assert took < STOP_SECONDS, (took, log[-3000:])
+    assert set(received.values()) <= {1}
