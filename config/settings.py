@@ -381,7 +381,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "INFO"},
     # Both name a request's path, which may be a mailed link with its token.
     "loggers": {"django.request": {"level": "ERROR", "filters": ["link_tokens"]},
-                "django.security.csrf": {"filters": ["link_tokens"]}},
+                "django.security.csrf": {"filters": ["link_tokens"]},
+                # The worker pool's own logger (billiard's) does not propagate: without a
+                # handler of its own its lines (a pool process stopped) print bare. ERROR,
+                # as Celery sets it.
+                "multiprocessing": {"handlers": ["console"], "level": "ERROR",
+                                    "propagate": False}},
 }
 CSRF_FAILURE_VIEW = "core.api.middleware.csrf_failure"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # the contract: bodies over 10 MiB are 413
