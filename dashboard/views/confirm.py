@@ -11,16 +11,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from accounts import device
 from accounts import services as accounts
 from accounts.device import Client
 from accounts.models import CodePurpose
 from accounts.public_pages import limited
-from accounts.views import set_auth_cookie
 from core.errors import ServiceError
 from dashboard.forms import NewPasswordForm
 from dashboard.views.common import error_page, error_text, form_page
-from dashboard.views.signin import NO_PASSWORD_YET
+from dashboard.views.signin import signed_in_verified
 
 # The token is in the page's address: no other site may see it in a Referer. Not
 # "no-referrer", which makes browsers send "Origin: null" with the button's post, and that
@@ -63,13 +61,7 @@ def verify(request: HttpRequest, token: str) -> HttpResponse:
         user = accounts.user_verify_by_link(token=token, client=Client.of(request))
     except ServiceError:  # used by a press a moment before this one
         return invalid_link(request)
-    response = redirect("dashboard:home")
-    if not user.has_usable_password():
-        messages.warning(request, NO_PASSWORD_YET)
-        response = redirect("dashboard:account")
-    set_auth_cookie(response, accounts.token_for(user))
-    device.remember(response, user)  # a sign-in like any other: this browser is the owner's
-    return response
+    return signed_in_verified(request, user)
 
 
 def reset(request: HttpRequest, token: str) -> HttpResponse:

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts import device, registration
@@ -58,13 +59,18 @@ def verify(request: HttpRequest) -> HttpResponse:
         messages.error(request, error_text(error))
         return error_page(request, "dashboard/verify.html", {"form": form, "email": email},
                            error)
-    response = redirect("dashboard:home")
+    return signed_in_verified(request, user)
+
+
+def signed_in_verified(request: HttpRequest, user) -> HttpResponse:
+    """Verifying an address signs in (by its code or its mailed link): home, or the account
+    page to set a password when the account has none yet (NO_PASSWORD_YET). A sign-in like any
+    other, device cookie included: this browser is the owner's."""
+    target = "dashboard:home"
     if not user.has_usable_password():
         messages.warning(request, NO_PASSWORD_YET)
-        response = redirect("dashboard:account")
-    set_auth_cookie(response, accounts.token_for(user))
-    device.remember(response, user)  # a sign-in like any other: this browser is the owner's
-    return response
+        target = "dashboard:account"
+    return _signed_in(user, reverse(target))
 
 
 NO_PASSWORD_YET = (
