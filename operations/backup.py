@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import IO
 
 from django.conf import settings
-from django.core.files.storage import storages
 from django.db import connection
 
 import formflow
 from core import clock
 from core.errors import ServiceError
 from operations.dumps import Dump, PostgresDump, SqliteDump
+from operations.readiness import upload_folder
 
 MANIFEST = "backup.json"
 FORMAT = "formflow-backup-1"
@@ -47,14 +47,6 @@ class Summary:
 
 def dumper() -> Dump:
     return SqliteDump() if connection.vendor == "sqlite" else PostgresDump()
-
-
-def uploads_folder() -> Path | None:
-    """The uploads folder, or None when files go to a store without one (S3)."""
-    try:
-        return Path(storages["uploads"].path(""))
-    except NotImplementedError:
-        return None
 
 
 def target(dest: Path) -> Path:
@@ -97,7 +89,7 @@ def backup(dest: Path) -> Summary:
 
 
 def _write(archive: tarfile.TarFile, path: Path) -> Summary:
-    dump, folder = dumper(), uploads_folder()
+    dump, folder = dumper(), upload_folder()
     _add_manifest(archive, folder)
     with tempfile.TemporaryDirectory(prefix="formflow-backup-", dir=settings.DATA_DIR) as scratch:
         copy = Path(scratch) / dump.filename
@@ -154,7 +146,7 @@ def restore(source: Path) -> Summary:
 
 def _restore(archive: tarfile.TarFile, source: Path) -> Summary:
     manifest = _manifest(archive, source)
-    dump, folder = dumper(), uploads_folder()
+    dump, folder = dumper(), upload_folder()
     files = [member for member in archive.getmembers() if member.name.startswith(FILES + "/")]
     if files and folder is None:
         raise ServiceError("no_folder", "The archive holds files, but STORAGE_URL names an "
