@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api import strict
+from core.api.schema import NOT_BLANK
 from core.api.strict import StrictSerializer
 from core.timefmt import TimestampField
 from forms_app import field_rules
@@ -78,32 +79,57 @@ class RuleLimitField(serializers.JSONField):
     """A rule's ``min`` or ``max``: a number for a number field, a date for a date field."""
 
 
-class FieldRuleSerializer(StrictSerializer):
-    """One field rule, as the schema shows it; FieldRulesField checks a list of them."""
-
-    name = strict.CharField(min_length=1, max_length=field_rules.MAX_NAME_LENGTH,
-                            trim_whitespace=False)
-    type = strict.ChoiceField(choices=field_rules.TYPES)
-    # The API's own key names; DRF takes declared fields off the class, so they never shadow
-    # Field.required or Serializer.fields at run time (mypy cannot know that).
-    required = strict.BooleanField(required=False, default=False)  # type: ignore[assignment]
-    maxLength = strict.IntegerField(min_value=1, max_value=field_rules.MAX_LENGTH,
-                                    required=False, help_text="text, email, url and tel only")
-    min = RuleLimitField(required=False)
-    max = RuleLimitField(required=False)
-    options = serializers.ListField(
-        child=strict.CharField(min_length=1, max_length=field_rules.MAX_OPTION_LENGTH),
-        min_length=1, max_length=field_rules.MAX_OPTIONS, required=False,
-        help_text="select only: the values it accepts")
+def _rule_variant(types: tuple[str, ...], **keys: dict) -> dict:
+    """One shape a rule may have: the keys that mean something for these types, no others."""
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1,
+                     "maxLength": field_rules.MAX_NAME_LENGTH, "pattern": NOT_BLANK},
+            "type": {"type": "string", "enum": list(types)},
+            "required": {"type": "boolean", "default": False},
+            **keys,
+        },
+        "required": ["name", "type", *(["options"] if "options" in keys else [])],
+        "additionalProperties": False,
+    }
 
 
+DATE = {"type": "string", "format": "date"}
+NUMBER = {"type": "number"}
+# Each type's own keys, so a rule the schema allows is one the server takes. What JSON Schema
+# cannot say is in the description: names differ from rule to rule, and min is not above max.
+RULES_SCHEMA = {
+    "type": "array",
+    "nullable": True,
+    "maxItems": field_rules.MAX_RULES,
+    "description": "The rules every submission is checked against; null takes any fields. "
+                   "Each rule's name differs from the others', and a rule's min is not above "
+                   "its max.",
+    "items": {"oneOf": [
+        _rule_variant(field_rules.LENGTH_TYPES, maxLength={
+            "type": "integer", "minimum": 1, "maximum": field_rules.MAX_LENGTH}),
+        _rule_variant(("number",), min=NUMBER, max=NUMBER),
+        _rule_variant(("date",), min=DATE, max=DATE),
+        _rule_variant(("select",), options={
+            "type": "array", "minItems": 1, "maxItems": field_rules.MAX_OPTIONS,
+            "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1,
+                      "maxLength": field_rules.MAX_OPTION_LENGTH, "pattern": NOT_BLANK}}),
+        _rule_variant(tuple(kind for kind in field_rules.TYPES if kind not in
+                            (*field_rules.LENGTH_TYPES, *field_rules.RANGE_TYPES, "select"))),
+    ]},
+}
+
+
+@extend_schema_field(RULES_SCHEMA)
 class FieldRulesField(serializers.ListField):
     """``fields``: null or a list of rules, each problem keyed by the rule's position and key
     (``fields.2.type``), as the contract's Field rules section says; the one check is
     forms_app/field_rules.py, which the dashboard's editor reaches through this serializer."""
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(child=FieldRuleSerializer(), max_length=field_rules.MAX_RULES,
+        super().__init__(max_length=field_rules.MAX_RULES,
                          allow_null=True, **kwargs)
 
     def to_internal_value(self, data):
@@ -212,7 +238,7 @@ class FileUploadsOut(serializers.Serializer):
 class FieldRule(serializers.Serializer):
     name = serializers.CharField()
     type = serializers.ChoiceField(choices=field_rules.TYPES)
-    required = serializers.BooleanField()  # type: ignore[assignment]  # as FieldRuleSerializer's
+    required = serializers.BooleanField()  # type: ignore[assignment]  # the API's key name
     maxLength = serializers.IntegerField(required=False)
     min = RuleLimitField(required=False)
     max = RuleLimitField(required=False)

@@ -10,9 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
+from core.api.schema import error
 from forms_app import hooks, selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
+
+SLUG_TAKEN = error("Another form already has this slug (slug_taken).")
 
 
 def shown(form: Form) -> dict:
@@ -52,11 +55,12 @@ class FormViewSet(
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    @extend_schema(responses={201: FormSerializer})
+    @extend_schema(responses={201: FormSerializer, 409: SLUG_TAKEN})
     def create(self, request: Request) -> Response:
         form = services.form_create(owner=signed_in(request), **self._input(partial=False))
         return Response(shown(form), status=status.HTTP_201_CREATED)
 
+    @extend_schema(responses={200: FormSerializer, 409: SLUG_TAKEN})
     def partial_update(self, request: Request, pk: str) -> Response:
         form = services.form_update(form=self.get_object(), **self._input(partial=True))
         return Response(shown(form))

@@ -63,3 +63,40 @@ def test_upload_types_the_schema_allows_are_taken(owner_api, schema, value, take
 
     assert bool(re.fullmatch(uploads["items"]["pattern"], value)) is taken
     assert (owner_api.post(FORMS, body, format="json").status_code == 201) is taken
+
+
+RULES = [
+    ({"name": "age", "type": "number", "min": 0, "max": 120}, True),
+    ({"name": "day", "type": "date", "min": "2026-01-01", "required": True}, True),
+    ({"name": "size", "type": "select", "options": ["S", "M"]}, True),
+    ({"name": "note", "type": "text", "maxLength": 10}, True),
+    ({"name": "ok", "type": "checkbox"}, True),
+    # What schemathesis sent, valid by the schema before each type had its own keys.
+    ({"name": "0", "type": "tel", "min": 0.0, "max": 0.0, "options": ["0"]}, False),
+    ({"name": "b", "type": "checkbox", "maxLength": 3}, False),
+    ({"name": "c", "type": "file", "options": ["x"]}, False),
+    ({"name": "d", "type": "date", "min": 3}, False),
+    ({"name": "n", "type": "number", "min": "2026-01-01"}, False),
+    ({"name": "s", "type": "select"}, False),
+    ({"name": "s", "type": "select", "options": [" "]}, False),
+    ({"name": " ", "type": "text"}, False),
+]
+
+
+@pytest.mark.parametrize("rule, taken", RULES)
+def test_a_field_rule_the_schema_allows_is_taken_and_no_other(owner_api, schema, rule, taken):
+    import jsonschema
+
+    rules = schema["components"]["schemas"]["FormInputRequest"]["properties"]["fields"]
+    validator = jsonschema.Draft4Validator(rules["items"],
+                                           format_checker=jsonschema.FormatChecker())
+
+    assert validator.is_valid(rule) is taken
+    response = owner_api.post(FORMS, {"name": "Rules", "fields": [rule]}, format="json")
+    assert response.status_code == (201 if taken else 400)
+
+
+@pytest.mark.parametrize("path, method", [("/api/v1/forms", "post"),
+                                          ("/api/v1/forms/{id}", "patch")])
+def test_a_taken_slug_is_in_the_schema(schema, path, method):
+    assert "409" in schema["paths"][path][method]["responses"]

@@ -12,6 +12,7 @@ from forms_app.origins import ORIGIN_PATTERN, URL_PATTERN, normalize_origin
 FORMS = "/api/v1/forms"
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.from_regex(ORIGIN_PATTERN, fullmatch=True))
 def test_every_value_the_pattern_allows_is_an_origin(value):
     assert normalize_origin(value) is not None
@@ -60,6 +61,7 @@ def test_a_refused_origin_is_keyed_by_the_list_and_stores_nothing(owner_api):
     assert not Form.objects.exists()
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.from_regex(URL_PATTERN, fullmatch=True))
 def test_every_redirect_the_pattern_allows_is_an_absolute_http_url(value):
     parts = urlsplit(value)

@@ -60,4 +60,5 @@ def test_checks_are_off_only_where_named(loaded):
         "POST /api/v1/erasures": ["positive_data_acceptance"],
         "GET /api/v1/erasures/preview": ["positive_data_acceptance"],
         "POST /api/v1/f/{slug}": ["positive_data_acceptance", "negative_data_rejection"],
+        "POST /f/{slug}": ["positive_data_acceptance", "negative_data_rejection"],
     }
