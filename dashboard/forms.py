@@ -155,6 +155,15 @@ class FormSettingsForm(DashboardForm):
     page and the API take exactly the same settings."""
 
     name = forms.CharField(label="Name", max_length=200)
+    # Checked by the API's serializer (its pattern) and the unique index (slug_taken).
+    slug = forms.CharField(
+        label="Form address", required=False, max_length=64, strip=True,
+        widget=forms.TextInput(attrs={"aria-describedby": "slug-hint", "spellcheck": "false",
+                                      "autocapitalize": "off", "autocomplete": "off"}),
+        help_text="The end of the form's address (/f/<this>): 4 to 64 letters, digits, _ and "
+                  "-. Give a form moved from another service its old id here; the old address "
+                  "stops answering.",
+    )
     redirectUrl = forms.CharField(
         label="Redirect after an HTML form post", required=False, max_length=2000,
         widget=forms.URLInput(attrs={"aria-describedby": "redirectUrl-hint"}),
@@ -232,7 +241,7 @@ class FormSettingsForm(DashboardForm):
     def __init__(self, *args, form, **kwargs) -> None:
         uploads = form.file_uploads or {}
         kwargs.setdefault("initial", {
-            "name": form.name, "redirectUrl": form.redirect_url or "",
+            "name": form.name, "slug": form.slug, "redirectUrl": form.redirect_url or "",
             "allowedOrigins": "\n".join(form.allowed_origins), "rateLimit": form.rate_limit,
             "honeypotField": form.honeypot_field or "", "captchaProvider": form.captcha_provider,
             "spamFilter": form.spam_filter, "blockedWords": "\n".join(form.blocked_words),
@@ -293,6 +302,8 @@ class FormSettingsForm(DashboardForm):
             "notifyOwner": data["notifyOwner"],
             "fileUploads": self._uploads(data) if data["fileUploads"] else None,
         }
+        if data["slug"]:  # left empty: the address stays as it is
+            values["slug"] = data["slug"]
         if data["captchaProvider"]:
             values["captchaProvider"] = data["captchaProvider"]
         if data.get("clearRecaptcha"):

@@ -42,7 +42,8 @@ def _apply(form: Form, changes: dict[str, Any]) -> list[str]:
 
 
 def slug_taken() -> ServiceError:
-    return ServiceError("slug_taken", "Another form already has this slug.", 409)
+    message = "Another form already has this slug."
+    return ServiceError("slug_taken", message, 409, details={"slug": message})
 
 
 def _save(form: Form, **options: Any) -> None:

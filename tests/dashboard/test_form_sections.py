@@ -526,3 +526,41 @@ def test_a_local_receiver_refused_names_the_setting_that_allows_it(owner, settin
 
     message = re.search(r'<li class="error">(.*?)</li>', text(response), re.S).group(1)
     assert "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true" in message
+
+
+def test_the_settings_change_the_forms_address(owner, form, client):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings",
+                          {"name": "Contact", "rateLimit": "10", "slug": "xayzabcd"})
+
+    assert response.status_code == 302
+    assert 'value="xayzabcd"' in text(owner.get(f"/dashboard/forms/{form.pk}/settings"))
+    assert client.post("/f/xayzabcd", {"email": "a@example.com"},
+                       HTTP_ACCEPT="application/json").status_code == 200
+
+
+def test_an_address_another_form_has_is_refused_by_the_field(owner, user, form):
+    from forms_app.services import form_create
+
+    form_create(owner=user, name="Other", slug="taken-one")
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings",
+                          {"name": "Contact", "rateLimit": "10", "slug": "taken-one"})
+
+    assert response.status_code == 409
+    assert "Form address: Another form already has this slug." in text(response)
+    assert Form.objects.get(pk=form.pk).slug == form.slug
+
+
+def test_an_address_of_the_wrong_shape_is_refused_by_the_field(owner, form):
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings",
+                          {"name": "Contact", "rateLimit": "10", "slug": "a b"})
+
+    assert response.status_code == 400
+    assert "Form address:" in text(response)
+    assert Form.objects.get(pk=form.pk).slug == form.slug
+
+
+def test_an_empty_address_keeps_the_one_the_form_has(owner, form):
+    owner.post(f"/dashboard/forms/{form.pk}/settings",
+               {"name": "Contact", "rateLimit": "10", "slug": ""})
+
+    assert Form.objects.get(pk=form.pk).slug == form.slug
