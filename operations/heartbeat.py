@@ -58,10 +58,12 @@ def age_seconds(name: str = BEAT) -> float | None:
     return None if row is None else max(row.total_seconds(), 0.0)
 
 
-def worker_ages() -> list[float]:
-    """Seconds since each known worker's last stamp, freshest first (database clock)."""
-    rows = _aged().filter(name__startswith=WORKER_PREFIX).order_by("-at")
-    return [max(age.total_seconds(), 0.0) for age in rows.values_list("age", flat=True)]
+def worker_ages() -> list[tuple[str, float]]:
+    """Each known worker's node name and the seconds since its last stamp, freshest first
+    (database clock)."""
+    rows = _aged().filter(name__startswith=WORKER_PREFIX).order_by("-at", "name")
+    return [(name.removeprefix(WORKER_PREFIX), max(age.total_seconds(), 0.0))
+            for name, age in rows.values_list("name", "age")]
 
 
 def last_beat_at() -> datetime | None:

@@ -161,6 +161,7 @@ def test_workers_not_seen_for_two_minutes_are_degraded(client, alive):
     assert (status, body["status"], failing(body)) == (503, "degraded", {"workers"})
     assert body["checks"]["workers"]["seen"] == 0
     assert 179 <= body["checks"]["workers"]["lastSeenSeconds"] <= 190
+    assert body["checks"]["workers"]["silent"] == ["celery@box"]
 
 
 def test_no_worker_ever_seen_is_degraded(client, alive):
@@ -168,7 +169,22 @@ def test_no_worker_ever_seen_is_degraded(client, alive):
 
     _status, body = installation(client)
 
-    assert body["checks"]["workers"] == {"ok": False, "seen": 0, "lastSeenSeconds": None}
+    assert body["checks"]["workers"] == {"ok": False, "seen": 0, "lastSeenSeconds": None,
+                                         "silent": []}
+
+
+def test_a_worker_not_seen_for_two_minutes_is_named_while_the_others_carry_on(client, alive):
+    heartbeat.stamp_worker("celery@b")
+    Heartbeat.objects.filter(name="worker:celery@b").update(
+        at=timezone.now() - timedelta(minutes=3))
+
+    status, body = installation(client)
+
+    assert status == 200
+    assert body["checks"]["workers"]["seen"] == 1
+    assert body["checks"]["workers"]["silent"] == ["celery@b"]
+    heartbeat.stamp_worker("celery@b")  # started again
+    assert installation(client)[1]["checks"]["workers"]["silent"] == []
 
 
 def test_the_worker_stamps_its_heartbeat_from_its_timer(client, alive, monkeypatch):
