@@ -13,16 +13,17 @@ host name of its own, running the Procfile's web, worker and beat from the runti
 (.venv) on the shared DATABASE_URL, REDIS_URL and STORAGE_URL with MACHINES=2. Caddy, with
 deploy/Caddyfile, balances over B and C on this machine's loopback.
 
-The scenario: a flood of submissions through Caddy, a file on every fourth; the host whose
-beat runs the schedule has its web, worker and beat killed with SIGKILL mid-flood, stays down
-until /status names its worker as silent, and is started again. Then:
+The scenario: with both hosts up, the rate limits are tried across them; then a flood of
+submissions through Caddy, a file on every fourth; the host whose beat runs the schedule has
+its web, worker and beat killed with SIGKILL mid-flood, stays down until /status names its
+worker as silent, and is started again. Then:
 
 - every submission answered 2xx is stored exactly once (none stored twice);
 - every stored one is delivered to the receiver, and repeats of a webhook-id are at most the
   attempts that can be in flight on the killed host: each success is recorded as it ends, so
   one attempt per worker process and one per its slow lane (integrations/delivery/worker.py);
 - each file downloads byte for byte through C while B is down, and through both after;
-- the pull API's 60 a minute and the public endpoint's per-address limit hold across both
+- the pull API's 60 a minute and the public endpoint's per-address limit held across both
   hosts, requests alternating between them: the counts are shared;
 - only one beat sends the periodic jobs: the sweeper's sends from both hosts' beats, merged,
   are never closer than half its interval, and the survivor takes over after the kill;
@@ -215,6 +216,10 @@ class Host:
         self.running = ExitStack()
 
     def start(self) -> None:
+        self.launch()
+        self.wait_until_up()
+
+    def launch(self) -> None:
         for process in ("web", "worker", "beat"):
             env = dict(self.env)
             if process == "beat":  # the sweeper's sends are DEBUG lines (config/celery.py)
@@ -222,6 +227,8 @@ class Host:
             words = self.network.inside(self.name, stack.command(process, env, stack.RUNTIME_BIN))
             self.processes.append(self.running.enter_context(stack.started(
                 words, env, self.logs / f"{self.name}-{process}.log")))
+
+    def wait_until_up(self) -> None:
         stack.wait_until_up(self.base, self.processes, headers=smoke.VIA_PROXY)
 
     def kill(self) -> None:
@@ -323,7 +330,7 @@ def api(base: str, method: str, path: str, body=None, token: str | None = None,
 def fresh_minute() -> None:
     """Start a rate-limit burst early in a minute, so no fixed window ends inside it."""
     second = datetime.now().second
-    if second > 40:
+    if second > 54:
         time.sleep(61 - second)
 
 
@@ -405,7 +412,7 @@ def pull_limit(hosts: dict[str, Host], key: str, form_id: str) -> dict:
         return headers
 
     left = int(ask(0).get("X-RateLimit-Reset") or 0) - time.time()
-    if left < 15:  # too close to the window's end: the burst starts in the next one
+    if left < 10:  # too close to the window's end: the burst starts in the next one
         time.sleep(max(0.0, left) + 1)
         answers.clear()
         ask(0)
@@ -517,7 +524,9 @@ def scenario(args: argparse.Namespace, work: Path, cleanup: ExitStack) -> dict:
     for host in hosts.values():
         cleanup.callback(host.stop)
     for host in hosts.values():
-        host.start()
+        host.launch()
+    for host in hosts.values():
+        host.wait_until_up()
     smoke.caddy(cleanup, work, " ".join(f"{h.ip}:{h.port}" for h in hosts.values()), https_port)
     stack.wait_until_ready(proxy, context=smoke.TLS)
     say(f"B and C serve behind Caddy at {proxy} ({time.monotonic() - began:.0f} s in)")
@@ -541,6 +550,9 @@ def scenario(args: argparse.Namespace, work: Path, cleanup: ExitStack) -> dict:
                 return name
         return None
 
+    # The limits first, while both hosts are up and the machine is quiet.
+    pull = pull_limit(hosts, key, flood_id)
+    public = public_limit(hosts, made["limited"])
     leader = wait_for("a beat running the schedule", holder, 60)
     victim, survivor = hosts[leader], hosts["c" if leader == "b" else "b"]
     flood = Flood(proxy, made["flood"])
@@ -585,8 +597,6 @@ def scenario(args: argparse.Namespace, work: Path, cleanup: ExitStack) -> dict:
              lambda: receiver_stats(hook_stats)["unique"] >= wanted, 120, 0.5)
     downloads += download_all({name: host.base for name, host in hosts.items()},
                               listed_rows(proxy, flood_id, access), flood.files)
-    pull = pull_limit(hosts, key, flood_id)
-    public = public_limit(hosts, made["limited"])
     time.sleep(SWEEP_SECONDS)  # one more sweep, from whichever beat holds the schedule now
     hook = receiver_stats(hook_stats)
     sends = beat_sends(hosts)
