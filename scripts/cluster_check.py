@@ -675,8 +675,7 @@ def main(argv: list[str]) -> int:
                         help="uploads on each host's disk: the check must fail")
     parser.add_argument("--keep", action="store_true", help="keep the logs")
     args = parser.parse_args(argv)
-    # A stop (Ctrl+C, CI's timeout) unwinds the clean-up too: namespaces and processes go.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    stack.unwind_on_terminate()  # namespaces and processes go on a stop too
     work = Path(tempfile.mkdtemp(prefix="formflow-cluster-"))
     result: dict = {"misses": []}
     try:
