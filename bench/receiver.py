@@ -1,6 +1,6 @@
 """A fast webhook receiver for the load bench: answers 204, counts every webhook-id.
 
-    python3 bench/receiver.py PORT
+    python3 bench/receiver.py PORT [HOST]   # HOST: the address to listen on, 127.0.0.1 unless given
 
 GET /stats answers {"received", "unique", "duplicates", "last_at"} (last_at: Unix time of the
 last webhook). Standard library only; asyncio, so one process keeps up with the service.
@@ -56,11 +56,11 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         writer.close()
 
 
-async def main(port: int) -> None:
-    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+async def main(port: int, host: str) -> None:
+    server = await asyncio.start_server(handle, host, port, backlog=1024)
     async with server:
         await server.serve_forever()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1])))
+    asyncio.run(main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"))

@@ -175,7 +175,10 @@ STORAGES = {
 # A folder in the local data folder by default; ``s3://bucket/prefix`` for any S3-compatible
 # store (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, S3_ENDPOINT_URL).
 STORAGE_URL = env.optional("STORAGE_URL")
-STORAGES["uploads"] = uploads_storage(STORAGE_URL, DATA_DIR)
+# How many machines run this installation's processes (docs/deploy.md, "More than one
+# machine"): above 1, uploads on one machine's disk are refused at start.
+MACHINES = env.integer("MACHINES", 1, minimum=1)
+STORAGES["uploads"] = uploads_storage(STORAGE_URL, DATA_DIR, MACHINES)
 DEFAULT_STORAGE_QUOTA_BYTES = env.integer(
     "DEFAULT_STORAGE_QUOTA_BYTES", 1024 * 1024 * 1024, minimum=0)
 

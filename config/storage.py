@@ -11,11 +11,23 @@ from urllib.parse import urlsplit
 from config import env
 
 FORMS = "s3://bucket/prefix or file:///absolute/folder"
+FOLDER = "django.core.files.storage.FileSystemStorage"
 
 
-def uploads_storage(url: str | None, data_dir: Path) -> dict[str, Any]:
+def uploads_storage(url: str | None, data_dir: Path, machines: int = 1) -> dict[str, Any]:
     """The STORAGES entry for ``url``; ``env.ConfigError`` (one line at start) for anything
-    but the forms docs/uploads.md lists."""
+    but the forms docs/uploads.md lists, and for a folder when ``machines`` (MACHINES) says
+    the installation runs on more than one machine."""
+    storage = _storage(url, data_dir)
+    if machines > 1 and storage["BACKEND"] == FOLDER:
+        # A file written to one machine's disk is a 404 on every other machine.
+        raise env.ConfigError(
+            f"STORAGE_URL must be s3://bucket/prefix with MACHINES={machines}: a folder on "
+            f"one machine's disk is not seen by the others")
+    return storage
+
+
+def _storage(url: str | None, data_dir: Path) -> dict[str, Any]:
     if not url:
         return _folder(data_dir / "uploads")
     parts = urlsplit(url)
@@ -37,7 +49,7 @@ def _refused(url: str) -> env.ConfigError:
 
 def _folder(location: Path) -> dict[str, Any]:
     # Files only the service's user can read: they are what visitors sent, not assets.
-    return {"BACKEND": "django.core.files.storage.FileSystemStorage",
+    return {"BACKEND": FOLDER,
             "OPTIONS": {"location": str(location), "base_url": "/unused/",
                         "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import DurationField, ExpressionWrapper, F, Max
+from django.db.models import DurationField, ExpressionWrapper, F, Max, Q
 
 from core.infra.dbtime import DatabaseNow
 from operations.models import Heartbeat
@@ -20,6 +20,21 @@ WORKER_FORGOTTEN_AFTER = timedelta(days=1)
 def stamp(name: str = BEAT) -> None:
     if not Heartbeat.objects.filter(name=name).update(at=DatabaseNow()):
         Heartbeat.objects.get_or_create(name=name, defaults={"at": DatabaseNow()})
+
+
+def hold(holder: str, lease: timedelta, name: str = BEAT) -> bool:
+    """Stamp ``name`` as ``holder`` if it holds it already, if no one does (a row stamped
+    before 1.2.0), or if whoever held it has not stamped for ``lease`` (it died, or stopped):
+    True when ``holder`` holds it now. One conditional UPDATE, so of two callers at once only
+    one wins."""
+    holder = holder[:Heartbeat._meta.get_field("holder").max_length]
+    free = Q(holder="") | Q(at__lt=DatabaseNow() - lease)
+    if Heartbeat.objects.filter(Q(holder=holder) | free, name=name).update(
+            at=DatabaseNow(), holder=holder):
+        return True
+    _row, created = Heartbeat.objects.get_or_create(
+        name=name, defaults={"at": DatabaseNow(), "holder": holder})
+    return created
 
 
 def worker_name(hostname: str) -> str:
@@ -43,10 +58,12 @@ def age_seconds(name: str = BEAT) -> float | None:
     return None if row is None else max(row.total_seconds(), 0.0)
 
 
-def worker_ages() -> list[float]:
-    """Seconds since each known worker's last stamp, freshest first (database clock)."""
-    rows = _aged().filter(name__startswith=WORKER_PREFIX).order_by("-at")
-    return [max(age.total_seconds(), 0.0) for age in rows.values_list("age", flat=True)]
+def worker_ages() -> list[tuple[str, float]]:
+    """Each known worker's node name and the seconds since its last stamp, freshest first
+    (database clock)."""
+    rows = _aged().filter(name__startswith=WORKER_PREFIX).order_by("-at", "name")
+    return [(name.removeprefix(WORKER_PREFIX), max(age.total_seconds(), 0.0))
+            for name, age in rows.values_list("name", "age")]
 
 
 def last_beat_at() -> datetime | None:

@@ -9,6 +9,8 @@ class Heartbeat(models.Model):
 
     name = models.CharField(max_length=40, primary_key=True)
     at = models.DateTimeField()
+    # Beat's row only: which beat holds the schedule (operations/beat.py); "" for the others.
+    holder = models.CharField(max_length=100, blank=True, default="")
 
     def __str__(self) -> str:
         return f"{self.name} at {self.at}"

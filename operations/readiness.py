@@ -1,10 +1,11 @@
 """The probes /readyz and /status are made of, check by check (contract, "Operations"), and
 /readyz's answer: whether this process can take submissions now.
 
-Each check answers ``{"ok": bool, ...}`` with its figure and never names a host, an address or
-a secret: /readyz is read without credentials. A check that raises is not ok, with the error's
-type only. This is the one module that probes each backend the settings name (a seam,
-tests/project/test_architecture.py).
+Each check answers ``{"ok": bool, ...}`` with its figure and never names an address or a
+secret: /readyz is read without credentials. /status's ``workers`` names the workers gone
+silent by their Celery node names (``celery@<host name>``), which /readyz never shows. A
+check that raises is not ok, with the error's type only. This is the one module that probes
+each backend the settings name (a seam, tests/project/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -105,10 +106,15 @@ def beat() -> Check:
 
 
 def workers() -> Check:
-    """Workers stamped within WORKER_MAX_AGE, and how long ago the freshest one was."""
+    """Workers stamped within WORKER_MAX_AGE, how long ago the freshest one was, and the node
+    names of those heard from within the day but not since (a machine lost, a worker
+    stopped): an operator sees which one to look at while the others carry on."""
     ages = heartbeat.worker_ages()
-    seen = sum(age < WORKER_MAX_AGE.total_seconds() for age in ages)
-    return {"ok": seen > 0, "seen": seen, "lastSeenSeconds": round(ages[0]) if ages else None}
+    fresh = WORKER_MAX_AGE.total_seconds()
+    return {"ok": any(age < fresh for _name, age in ages),
+            "seen": sum(age < fresh for _name, age in ages),
+            "lastSeenSeconds": round(ages[0][1]) if ages else None,
+            "silent": sorted(name for name, age in ages if age >= fresh)}
 
 
 def outbox() -> tuple[int, float]:

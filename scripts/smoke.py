@@ -443,9 +443,11 @@ def production(args: argparse.Namespace, work: Path) -> None:
                         probe_headers=VIA_PROXY if args.behind_caddy else None)
 
 
-def caddy(stack_: ExitStack, work: Path, upstream: int, https_port: int) -> None:
+def caddy(stack_: ExitStack, work: Path, upstream: int | str, https_port: int) -> None:
     """deploy/Caddyfile on loopback: ``tls internal`` (Caddy's own CA, which TLS then
-    trusts), on spare ports, with no admin endpoint and nothing installed in the system."""
+    trusts), on spare ports, with no admin endpoint and nothing installed in the system.
+    ``upstream``: a port on loopback, or the web processes' ``host:port`` list (several
+    machines, balanced)."""
     global TLS
     config = work / "Caddyfile"
     config.write_text(CADDY_CI.format(http=stack.free_port(), https=https_port,
@@ -453,7 +455,8 @@ def caddy(stack_: ExitStack, work: Path, upstream: int, https_port: int) -> None
     env = {**os.environ, "XDG_DATA_HOME": str(work / "caddy-data"),
            "XDG_CONFIG_HOME": str(work / "caddy-config"),
            "FORMFLOW_SITE": f"localhost:{https_port}", "FORMFLOW_TLS": "tls internal",
-           "FORMFLOW_UPSTREAM": f"127.0.0.1:{upstream}"}
+           "FORMFLOW_UPSTREAM": upstream if isinstance(upstream, str)
+           else f"127.0.0.1:{upstream}"}
     (work / "logs").mkdir(exist_ok=True)
     process = stack_.enter_context(stack.started(
         ["caddy", "run", "--config", config, "--adapter", "caddyfile"], env,

@@ -43,6 +43,7 @@ __all__ = [
     "started",
     "stop",
     "timed",
+    "unwind_on_terminate",
     "wait_for_answer",
     "wait_until_ready",
     "wait_until_up",
@@ -216,6 +217,12 @@ def wait_until_ready(
             return answer[0]
         time.sleep(1)
     raise StackFailed(f"{base} is not ready after {timeout}s: {answer}")
+
+
+def unwind_on_terminate() -> None:
+    """A SIGTERM (CI's time limit, an operator's kill) ends this process as Ctrl+C would:
+    every ``with`` block and ExitStack still cleans up what it started."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
 @contextmanager

@@ -115,6 +115,32 @@ def test_a_bad_storage_url_stops_every_process_at_start_with_one_line(tmp_path, 
         "file:///absolute/folder, not 's3://'"]
 
 
+@pytest.mark.parametrize("url", [None, "file:///srv/formflow-files"])
+def test_a_folder_is_refused_on_more_than_one_machine(url):
+    with pytest.raises(ConfigError) as refused:
+        uploads_storage(url, DATA, machines=2)
+
+    assert str(refused.value) == (
+        "STORAGE_URL must be s3://bucket/prefix with MACHINES=2: a folder on one machine's "
+        "disk is not seen by the others")
+
+
+def test_an_s3_store_serves_any_number_of_machines():
+    storage = uploads_storage("s3://files/formflow", DATA, machines=3)
+
+    assert storage["BACKEND"] == "storages.backends.s3.S3Storage"
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_several_machines_on_disk_storage_stop_every_process_with_one_line(tmp_path, entry):
+    result = start(tmp_path, ENTRY_POINTS[entry], MACHINES="2")
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "FormFlow cannot start: STORAGE_URL must be s3://bucket/prefix with MACHINES=2: a "
+        "folder on one machine's disk is not seen by the others"]
+
+
 @pytest.mark.django_db
 def test_the_running_store_is_productions(api, user, store):
     """The store an upload goes to is the one production builds: the local folder keeps

@@ -161,6 +161,7 @@ def test_workers_not_seen_for_two_minutes_are_degraded(client, alive):
     assert (status, body["status"], failing(body)) == (503, "degraded", {"workers"})
     assert body["checks"]["workers"]["seen"] == 0
     assert 179 <= body["checks"]["workers"]["lastSeenSeconds"] <= 190
+    assert body["checks"]["workers"]["silent"] == ["celery@box"]
 
 
 def test_no_worker_ever_seen_is_degraded(client, alive):
@@ -168,7 +169,22 @@ def test_no_worker_ever_seen_is_degraded(client, alive):
 
     _status, body = installation(client)
 
-    assert body["checks"]["workers"] == {"ok": False, "seen": 0, "lastSeenSeconds": None}
+    assert body["checks"]["workers"] == {"ok": False, "seen": 0, "lastSeenSeconds": None,
+                                         "silent": []}
+
+
+def test_a_worker_not_seen_for_two_minutes_is_named_while_the_others_carry_on(client, alive):
+    heartbeat.stamp_worker("celery@b")
+    Heartbeat.objects.filter(name="worker:celery@b").update(
+        at=timezone.now() - timedelta(minutes=3))
+
+    status, body = installation(client)
+
+    assert status == 200
+    assert body["checks"]["workers"]["seen"] == 1
+    assert body["checks"]["workers"]["silent"] == ["celery@b"]
+    heartbeat.stamp_worker("celery@b")  # started again
+    assert installation(client)[1]["checks"]["workers"]["silent"] == []
 
 
 def test_the_worker_stamps_its_heartbeat_from_its_timer(client, alive, monkeypatch):
@@ -283,25 +299,58 @@ def test_unapplied_migrations_are_unavailable(client, alive, monkeypatch):
     assert body["checks"]["database"] == {"ok": False, "unappliedMigrations": 1}
 
 
-def test_the_beat_scheduler_stamps_the_heartbeat_from_its_loop(client, alive, tmp_path,
-                                                              monkeypatch):
+@pytest.fixture
+def scheduler(tmp_path, monkeypatch):
+    """A beat's scheduler, as `celery beat` makes it; call it again for a second beat."""
     from config.celery import app
-
-    # Beat drops its connection between beats; the test's must stay open in its transaction.
-    monkeypatch.setattr("django.db.close_old_connections", lambda: None)
     from operations.beat import HeartbeatScheduler
 
-    scheduler = HeartbeatScheduler(app=app, schedule_filename=str(tmp_path / "schedule"),
-                                   lazy=True)
-    scheduler.beat_if_due()
+    # Beat drops its connection between asks; the test's must stay open in its transaction.
+    monkeypatch.setattr("django.db.close_old_connections", lambda: None)
+    made = iter(range(100))
+
+    def make() -> HeartbeatScheduler:
+        filename = str(tmp_path / f"schedule-{next(made)}")
+        return HeartbeatScheduler(app=app, schedule_filename=filename, lazy=True)
+
+    return make
+
+
+def test_the_beat_scheduler_stamps_the_heartbeat_from_its_loop(client, alive, scheduler):
+    beat = scheduler()
+    assert beat.holds_schedule()
 
     assert installation(client)[0] == 200
     Heartbeat.objects.filter(name="beat").update(at=timezone.now() - timedelta(minutes=5))
-    scheduler.beat_if_due()  # within 30 s of the last stamp: nothing to do
     assert failing(installation(client)[1]) == {"beat"}
-    scheduler.last_beat -= 31
-    scheduler.beat_if_due()
+    assert beat.holds_schedule()
     assert installation(client)[0] == 200
+
+
+def test_of_two_beats_only_one_runs_the_schedule(db, scheduler, monkeypatch):
+    first, second = scheduler(), scheduler()
+    sent = []
+    monkeypatch.setattr(first.app, "send_task", lambda name, *a, **k: sent.append(name))
+
+    assert (first.holds_schedule(), second.holds_schedule()) == (True, False)
+    assert first.holds_schedule() and not second.holds_schedule()  # each stamp renews it
+    second.tick()
+    assert sent == []  # the beat standing by sends nothing, however due its schedule
+
+
+def test_a_beat_that_stopped_stamping_loses_the_schedule_after_its_lease(db, scheduler):
+    from operations.beat import LEASE
+
+    first, second = scheduler(), scheduler()
+    assert first.holds_schedule()
+    Heartbeat.objects.filter(name="beat").update(
+        at=timezone.now() - LEASE + timedelta(seconds=2))
+    assert not second.holds_schedule()  # within the lease: still the first's
+
+    Heartbeat.objects.filter(name="beat").update(at=timezone.now() - LEASE - timedelta(seconds=1))
+    assert second.holds_schedule()
+    first.held_until = 0.0  # its own lease has run out too
+    assert not first.holds_schedule()  # back (a paused machine): it stands by
 
 
 def test_beat_runs_the_heartbeat_scheduler(settings):

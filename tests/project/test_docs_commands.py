@@ -20,6 +20,7 @@ RUN_BY = {
     "python3 scripts/procfile.py units deploy/systemd": (
         "tests/project/test_procfile.py", "on_disk == generated"),
     "python3 scripts/deploy_check.py": (".ci/run", "python3 scripts/deploy_check.py"),
+    "python3 scripts/cluster_check.py": (".ci/run", "python3 scripts/cluster_check.py"),
     "python3 scripts/smoke.py production": (".ci/run", "python3 scripts/smoke.py production"),
     "python3 scripts/smoke.py embedded": (".ci/run", "python3 scripts/smoke.py embedded"),
     "python3 scripts/smoke.py check": ("scripts/deploy_check.py", '["check", "--base-url"'),
