@@ -307,6 +307,10 @@ NUDGE_SKIP_SECONDS = 0.1
 # After a batch that was not full, a worker claims again no sooner than this after its last
 # claim, so rows gather into fuller batches (integrations/delivery/worker.py).
 DELIVERY_BATCH_PACE_SECONDS = 0.05
+# A batch's destinations are attempted side by side, each on a thread (and a database
+# connection) of its own, at most this many at once: a destination whose attempt takes its
+# whole 10 s deadline then holds up only its own rows (integrations/delivery/attempt.py).
+DELIVERY_DESTINATIONS_AT_ONCE = env.integer("DELIVERY_DESTINATIONS_AT_ONCE", 8, minimum=1)
 DELIVERY_RETRY_DELAYS = env.integer_list(
     "DELIVERY_RETRY_DELAYS", "5,300,1800,7200,18000,36000,36000"
 )

@@ -3,14 +3,14 @@
 A submission writes one Delivery row per matching integration in its own transaction
 (``enqueue``); the Celery message sent after commit is only a nudge (``nudge``). A worker
 claims due rows in batches with a conditional UPDATE (``claim``), makes one attempt at each
-(``attempt``) and records it, keeping the retry schedule in the row (``record``). The sweeper
-re-queues what is due or abandoned, and owners retry what failed (``retry``), so a lost message
-or a dead worker only delays a delivery. A delivery that fails for good tells its owner
-(``alerts``). A single delivery (a test send, a short retry's message) is a batch of one.
-Each success is recorded the moment it ends, so a worker that dies repeats only the attempts
-it had in flight; a destination whose attempts keep taking most of their deadline goes by a
-slow lane, one attempt at a time in a thread of each worker process (``worker``), so it holds
-up nobody else.
+(``attempt``: a batch's destinations side by side, each one's rows in order) and records it,
+keeping the retry schedule in the row (``record``). The sweeper re-queues what is due or
+abandoned, and owners retry what failed (``retry``), so a lost message or a dead worker only
+delays a delivery. A delivery that fails for good tells its owner (``alerts``). A single
+delivery (a test send, a short retry's message) is a batch of one. Each success is recorded the
+moment it ends, so a worker that dies repeats only the attempts it had in flight; a destination
+whose attempts keep taking most of their deadline goes by a slow lane, one attempt at a time in
+a thread of each worker process (``worker``), so it holds up nobody else.
 
 Exactly once while workers live: each claim writes a fresh fencing token (``claim``) into its
 rows, and every later write of the claim (renewing the lease, recording an attempt) is made

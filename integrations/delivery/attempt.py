@@ -3,16 +3,20 @@ message) is a batch of one: the same claim, attempt and record."""
 
 from __future__ import annotations
 
+import collections
 import logging
+import threading
 import time
 from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import connection, connections
 
 from core.infra import dbclock, stopping
 from integrations import events
 from integrations.clients.http import DEADLINE_SECONDS
-from integrations.delivery import record, transports
+from integrations.delivery import backends, record, transports
 from integrations.delivery.claim import (
     ANY,
     Claim,
@@ -27,6 +31,9 @@ logger = logging.getLogger(__name__)
 
 ATTEMPT_SECONDS = DEADLINE_SECONDS  # every kind's attempt ends by it (the clients' watchdog)
 RECORD_SECONDS = 2.0  # what recording an attempt may take, on a busy database
+# Quick attempts take milliseconds: a batch's destinations still waiting after this have met
+# a slow one, and get threads of their own.
+HELP_AFTER_SECONDS = 0.2
 
 
 def delivery_run(delivery_id, *, lane: str = ANY) -> Delivery | None:
@@ -39,40 +46,127 @@ def delivery_run(delivery_id, *, lane: str = ANY) -> Delivery | None:
 
 def deliveries_attempt(claim: Claim, *, until: float | None = None) -> list[Delivery]:
     """One attempt at each delivery the claim still holds, each recorded as it ends, so a
-    worker that dies sends again only the attempt it had in flight. The deliveries
+    worker that dies sends again only the attempts it had in flight. The deliveries
     attempted, as they then stand.
 
-    What the claim holds but has not started is handed back unattempted when the process is
-    told to stop, or when less than an attempt's deadline is left before ``until`` (monotonic
-    seconds: the task's time limit), so no batch outlives its task. After a slow attempt, the
-    rest of that destination's rows are handed back too: they go by the slow lane.
+    Each destination's rows go in order, and destinations go side by side (``side_by_side``),
+    so one whose attempt takes its whole deadline holds up only its own rows. What the claim
+    holds but has not started is handed back unattempted when the process is told to stop,
+    or when less than an attempt's deadline is left before ``until`` (monotonic seconds: the
+    task's time limit), so no batch outlives its task. After a slow attempt, the rest of that
+    destination's rows are handed back too: they go by the slow lane.
     """
-    attempted: list[Delivery] = []
-    succeeded: list[record.Result] = []
-    lease = Lease(claim)
-    waiting = claimed_deliveries(claim)
-    while waiting:
-        if not may_start(until):
-            deliveries_give_back(claim, [delivery.pk for delivery in waiting])
-            break
-        delivery = waiting.pop(0)
-        lease.keep()
-        if not lease.holds(delivery):
-            continue  # re-queued by the sweeper after its lease lapsed: not ours to send
-        attempted.append(delivery)
+    batch = Batch(claim, until)
+    destinations = by_destination(claimed_deliveries(claim))
+    if len(destinations) > 1 and not connection.in_atomic_block:
+        side_by_side(batch, destinations)
+    else:
+        # Inside a caller's transaction no other connection sees the claim: one at a time.
+        for rows in destinations:
+            batch.attempt_in_order(rows)
+    with backends.database_turn():
+        record.update_health(batch.succeeded)
+    return batch.attempted
+
+
+def by_destination(deliveries: list[Delivery]) -> list[list[Delivery]]:
+    """The batch's rows grouped by integration, each group in the batch's order."""
+    groups: dict = {}
+    for delivery in deliveries:
+        groups.setdefault(delivery.integration_id, []).append(delivery)
+    return list(groups.values())
+
+
+def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
+    """Attempt each destination's rows on one of up to DELIVERY_DESTINATIONS_AT_ONCE threads,
+    each taking the next destination as it is free. This thread starts at once; the others
+    join in only if destinations are still waiting after HELP_AFTER_SECONDS, so a batch of
+    quick attempts opens no connection more. A thread of its own has a database connection
+    of its own, closed as it ends. An error in one thread leaves its destination's rows to
+    the lease, lets the others finish, and is raised here."""
+    waiting = collections.deque(destinations)
+    drained = threading.Event()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            while True:
+                try:
+                    rows = waiting.popleft()
+                except IndexError:
+                    drained.set()
+                    return
+                batch.attempt_in_order(rows)
+        except BaseException as error:  # raised in the batch's own thread, below
+            errors.append(error)
+
+    def help_if_needed() -> None:
+        try:
+            if not drained.wait(HELP_AFTER_SECONDS):
+                work()
+        finally:
+            connections.close_all()
+
+    count = min(settings.DELIVERY_DESTINATIONS_AT_ONCE, len(destinations)) - 1
+    helpers = [threading.Thread(target=help_if_needed, name="delivery-destination")
+               for _ in range(count)]
+    for thread in helpers:
+        thread.start()
+    work()
+    for thread in helpers:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+class Batch:
+    """What the threads attempting one claim share: its lease (renewed by one at a time),
+    its deadline, and what was attempted and what succeeded (lists: appending is atomic)."""
+
+    def __init__(self, claim: Claim, until: float | None) -> None:
+        self.claim, self.until = claim, until
+        self.lease = Lease(claim)
+        self.lease_lock = threading.Lock()
+        self.attempted: list[Delivery] = []
+        self.succeeded: list[record.Result] = []
+
+    def attempt_in_order(self, rows: list[Delivery]) -> None:
+        """One destination's rows, one after another."""
+        for index, delivery in enumerate(rows):
+            if not may_start(self.until):
+                self.give_back(rows[index:])
+                return
+            if not self.holds(delivery):
+                continue  # re-queued by the sweeper after its lease lapsed: not ours to send
+            if record.is_slow(self.attempt(delivery)):
+                self.give_back(rows[index + 1:])  # they go by the slow lane
+                return
+
+    def holds(self, delivery: Delivery) -> bool:
+        """Whether the claim still holds the row, its lease renewed first if it runs short."""
+        with self.lease_lock, backends.database_turn():
+            self.lease.keep()
+            return self.lease.holds(delivery)
+
+    def attempt(self, delivery: Delivery) -> int:
+        """One attempt, recorded the moment it ends; how long it took (ms)."""
+        self.attempted.append(delivery)
         if _disabled(delivery):
-            record.finish(delivery, DeliveryState.FAILED, "Integration is disabled")
-            continue
+            with backends.database_turn():
+                record.finish(delivery, DeliveryState.FAILED, "Integration is disabled")
+            return 0
         outcome, started, duration_ms = send(delivery)
-        if outcome.ok and outcome.secrets is None:
-            if record.record_success(delivery, outcome, started, duration_ms):
-                succeeded.append((delivery, outcome, started, duration_ms))
-        else:
-            record.retry_soon(record.record_attempt(delivery, outcome, started, duration_ms))
-        if record.is_slow(duration_ms):
-            waiting = _slow_ones_given_back(claim, waiting, delivery.integration_id)
-    record.update_health(succeeded)
-    return attempted
+        with backends.database_turn():
+            if outcome.ok and outcome.secrets is None:
+                if record.record_success(delivery, outcome, started, duration_ms):
+                    self.succeeded.append((delivery, outcome, started, duration_ms))
+            else:
+                record.retry_soon(record.record_attempt(delivery, outcome, started, duration_ms))
+        return duration_ms
+
+    def give_back(self, rows: list[Delivery]) -> None:
+        with backends.database_turn():
+            deliveries_give_back(self.claim, [delivery.pk for delivery in rows])
 
 
 def may_start(until: float | None) -> bool:
@@ -81,13 +175,6 @@ def may_start(until: float | None) -> bool:
     if stopping.requested():
         return False
     return until is None or until - time.monotonic() > ATTEMPT_SECONDS + RECORD_SECONDS
-
-
-def _slow_ones_given_back(claim: Claim, waiting: list[Delivery], integration_id) -> list:
-    """Hands back the waiting rows of a destination whose attempt was just slow; the rest."""
-    slow = [delivery.pk for delivery in waiting if delivery.integration_id == integration_id]
-    deliveries_give_back(claim, slow)
-    return [delivery for delivery in waiting if delivery.integration_id != integration_id]
 
 
 def _disabled(delivery: Delivery) -> bool:
@@ -99,9 +186,9 @@ def send(delivery: Delivery) -> tuple[transports.Outcome, datetime, int]:
     database's clock, and how long it took. The transport's clients bound it to 10 s."""
     started, began = dbclock.now(), time.monotonic()
     try:
-        outcome = transports.deliver(
-            delivery.integration, events.event_for(delivery), delivery.message_id
-        )
+        with backends.database_turn():  # the event may read the database (files, a payload)
+            event = events.event_for(delivery)
+        outcome = transports.deliver(delivery.integration, event, delivery.message_id)
     except SoftTimeLimitExceeded:
         raise  # the task must end now: the lease hands the batch on, nothing is recorded
     except Exception as error:

@@ -8,18 +8,23 @@
   as a pooler in transaction mode wants; behind PgBouncer before 1.21 the preparing must be
   off, DATABASE_PREPARED_STATEMENTS=false); SQLite cannot update inside a WITH, so there it is
   the same two writes in one transaction.
+- Threads of one batch at the database (``database_turn``): on PostgreSQL each works on its
+  own connection side by side; SQLite has one writer for the whole file, so there they take
+  turns on a lock of the process.
 - The deliveries-due flag (integrations/delivery/nudge.py): a Redis key, or without Redis a
   file in DATA_DIR (the embedded setup runs on one machine).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -46,6 +51,17 @@ SQLITE = Dialect(new_id="lower(hex(randomblob(16)))", skip_locked="")
 @functools.cache
 def sql() -> Dialect:
     return POSTGRESQL if connection.vendor == "postgresql" else SQLITE
+
+
+@functools.cache
+def database_turn() -> contextlib.AbstractContextManager[Any]:
+    """What a thread of a batch (attempt.py) holds while it reads or writes. SQLite writes
+    one transaction at a time: the threads queue on this lock rather than on SQLite's busy
+    timeout (the in-memory test database shares one cache between connections, and there a
+    second writer fails at once instead of waiting). Reentrant, so a step may call another."""
+    if connection.vendor == "postgresql":
+        return contextlib.nullcontext()
+    return threading.RLock()
 
 
 class SuccessWriter(Protocol):
