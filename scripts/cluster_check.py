@@ -611,7 +611,8 @@ def scenario(args: argparse.Namespace, work: Path, cleanup: ExitStack) -> dict:
         for line in (logs / "caddy.log").read_text(errors="replace").splitlines()
         if '"logger":"http.log.error' in line)
     # Each success is recorded as it ends: only an attempt in flight can be sent again, one
-    # per pool process and one per process's slow lane (integrations/delivery/worker.py).
+    # per pool process and one per process's slow lane (integrations/delivery/worker.py). A
+    # batch attempts several destinations side by side, but the forms here have one each.
     bound = WORKER_CONCURRENCY * 2
     figures = {
         "submissions": {"sent": FLOOD, "answered_2xx": len(flood.accepted),
