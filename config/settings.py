@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
+    "teams",
     "forms_app",
     "submissions",
     "pullapi",

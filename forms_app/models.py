@@ -35,6 +35,12 @@ class Form(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="forms"
     )
+    # Null: the owner's own form. Else the team's: its members reach it by their role
+    # (forms_app/access.py), and ``owner`` stays the member who made it. A team with forms
+    # cannot be deleted.
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="forms"
+    )
     # Random by default; an owner may choose one (4 to 64 of A-Za-z0-9_-), so a form moved from
     # a hosted service keeps its address's last part (forms_app/serializers.py).
     slug = models.CharField(max_length=64, unique=True, default=new_slug, editable=False)
