@@ -1,25 +1,24 @@
 from __future__ import annotations
 
-import uuid
-
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from accounts.models import User
 from core.infra import rawsql
+from forms_app import access
+from forms_app.access import form_lookup as form_lookup  # where the other apps find it
 from forms_app.models import Form
 
 
 def forms_of(user: User) -> QuerySet[Form]:
-    """The user's forms, newest first; each counts its folders when asked."""
-    return Form.objects.filter(owner=user).order_by("-created_at")
+    """Every form the user has a role on (their own and their teams'), newest first, each
+    with the role as ``caller_role``; each counts its folders when asked."""
+    return access.reachable(user).order_by("-created_at")
 
 
-def form_lookup(identifier: str) -> Q:
-    """A form is named by its internal id or its endpoint slug."""
-    try:
-        return Q(pk=uuid.UUID(identifier))
-    except ValueError:
-        return Q(slug=identifier)
+def own_forms(user: User) -> QuerySet[Form]:
+    """The user's own forms, in no team, newest first: what the dashboard shows until it
+    applies team roles."""
+    return Form.objects.filter(owner=user, team__isnull=True).order_by("-created_at")
 
 
 # The public endpoint's one lookup, on every submission. Built once from the models' metadata:
