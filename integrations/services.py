@@ -12,6 +12,7 @@ from accounts.models import User
 from core import clock
 from core.errors import ServiceError, invalid, retry_later
 from core.infra import ratelimit, wallclock
+from forms_app import access
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations import kinds, selectors
@@ -25,6 +26,7 @@ from integrations.models import (
 )
 from integrations.sheet_columns import FIXED as FIXED_COLUMNS
 from integrations.validation import split_config
+from teams.roles import Role
 
 logger = logging.getLogger(__name__)
 
@@ -35,12 +37,13 @@ UNSET: Any = object()
 
 
 def _owned_form(owner: User, identifier: str | None) -> Form | None:
+    """A form ``owner`` may add integrations to: editor or above (403 below)."""
     if identifier is None:
         return None
-    form = Form.objects.filter(form_lookup(str(identifier)), owner=owner).first()
+    form = access.reachable(owner).filter(form_lookup(str(identifier))).first()
     if form is None:
         raise invalid({"formId": f"No form of yours is named '{identifier}'."})
-    return form
+    return access.check(form, Role.EDITOR)
 
 
 @transaction.atomic
@@ -91,6 +94,7 @@ def integration_update(
     enabled: bool | None = None,
     config: Any = UNSET,
     form_id: Any = UNSET,
+    actor: User | None = None,
 ) -> Integration:
     """Change what was sent; config is merged field by field, then validated whole.
 
@@ -112,7 +116,7 @@ def integration_update(
         integration.set_secrets({**secrets, **generated})
         changed += ["config", "secrets_encrypted", "events"]
     if form_id is not UNSET:
-        integration.form = _owned_form(integration.owner, form_id)
+        integration.form = _owned_form(actor or integration.owner, form_id)
         changed.append("form")
     if enabled is not None:
         integration.enabled = enabled
