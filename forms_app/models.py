@@ -41,6 +41,14 @@ class Form(models.Model):
     team = models.ForeignKey(
         "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="forms"
     )
+    # Whose monthly limit, file storage and spam learning the form's submissions count on:
+    # the owner for their own form, the team's account of record for a team's (kept in step
+    # by forms_app/services.py and teams/services.py), so the public endpoint reads it with
+    # the form in its one statement. An account of record cannot be deleted while a team's
+    # forms count on it (RESTRICT): an owner hands it on first; one's own forms go with it.
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.RESTRICT, editable=False, related_name="+",
+    )
     # Random by default; an owner may choose one (4 to 64 of A-Za-z0-9_-), so a form moved from
     # a hosted service keeps its address's last part (forms_app/serializers.py).
     slug = models.CharField(max_length=64, unique=True, default=new_slug, editable=False)
@@ -98,6 +106,13 @@ class Form(models.Model):
     # forms_app/hooks.py).
     submission_count: int  # the inbox's size
     spam_count: int
+
+    @property
+    def account_wide_owner_id(self):
+        """Whose account-wide integrations (those with no form) receive this form's
+        submissions: its owner's for their own form; nobody's for a team's, which receives
+        only the integrations made on it."""
+        return self.owner_id if self.team_id is None else None
 
     @property
     def endpoint(self) -> str:

@@ -26,18 +26,21 @@ def own_forms(user: User) -> QuerySet[Form]:
 PUBLIC_FORM = rawsql.OwnedRow(
     Form,
     {
-        "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
+        "id", "owner_id", "team_id", "account_id", "slug", "name", "redirect_url",
+        "allowed_origins", "rate_limit",
         "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "spam_filter",
         "blocked_words", "field_names", "file_uploads", "field_rules", "allow_extra_fields",
     },
     {"id", "monthly_submission_limit", "spam_marks"},
     where="t.slug = %s",
+    owner="account",
 )
 
 
 def public_form(slug: str) -> Form | None:
-    """The form at a public endpoint, with what intake reads of its owner; None if there is
-    none, or its owner was deactivated (the form is then gone to the public too)."""
+    """The form at a public endpoint, with what intake reads of its account (the owner, or
+    the team's account of record); None if there is none, or that account was deactivated
+    (the form is then gone to the public too)."""
     if "\x00" in slug:  # no slug holds one, and PostgreSQL refuses it as a parameter
         return None
     return PUBLIC_FORM.get(slug)

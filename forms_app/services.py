@@ -58,9 +58,17 @@ def _save(form: Form, **options: Any) -> None:
         raise
 
 
+def account_of(owner: User, team: Team | None) -> User:
+    """Whose limits a form counts on: its owner's, or its team's account of record's (its
+    creator's, should the team have none)."""
+    if team is None or team.account_of_record is None:
+        return owner
+    return team.account_of_record
+
+
 @transaction.atomic
 def form_create(*, owner: User, team: Team | None = None, **values: Any) -> Form:
-    form = Form(owner=owner, team=team)
+    form = Form(owner=owner, team=team, account=account_of(owner, team))
     fields = _apply(form, values)
     _save(form)
     hooks.saved(form, created=True, fields=fields)
@@ -83,7 +91,8 @@ def form_move(*, form: Form, team: Team | None) -> Form:
     """Into a team, or back to its creator's own forms (None). Its creator stays ``owner``;
     who may reach it is forms_app/access.py's answer from now on."""
     form.team = team
-    form.save(update_fields=["team", "updated_at"])
+    form.account = account_of(form.owner, team)
+    form.save(update_fields=["team", "account", "updated_at"])
     hooks.saved(form, created=False, fields=["team"])
     return form
 

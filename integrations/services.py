@@ -15,6 +15,7 @@ from core.infra import ratelimit, wallclock
 from forms_app import access
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
+from forms_app.services import form_update
 from integrations import kinds, selectors
 from integrations.delivery.attempt import delivery_run
 from integrations.kinds import google_sheets
@@ -131,9 +132,46 @@ def owner_email_sync(*, form: Form) -> None:
     is on (a migration made one for each form made before), turned off and on after that, so
     its deliveries stay in the ledger."""
     type = kinds.owner_email.KIND.type
-    updated = Integration.objects.filter(form=form, type=type).update(enabled=form.notify_owner)
+    # The creator's own notification: a team's other members turn theirs on and off with
+    # owner_notify_set.
+    updated = Integration.objects.filter(form=form, type=type, owner_id=form.owner_id).update(
+        enabled=form.notify_owner)
     if not updated and form.notify_owner:
         Integration.objects.create(owner_id=form.owner_id, form=form, type=type)
+
+
+def owner_notify_set(*, form: Form, user: User, notify: bool) -> bool:
+    """Whether ``user`` is emailed each submission of ``form`` (a team's form: per member;
+    the creator's is the form's notifyOwner)."""
+    if form.owner_id == user.pk:
+        form_update(form=form, notify_owner=notify)
+        return notify
+    type = kinds.owner_email.KIND.type
+    updated = Integration.objects.filter(form=form, type=type, owner=user).update(
+        enabled=notify)
+    if not updated and notify:
+        Integration.objects.create(owner=user, form=form, type=type)
+    return notify
+
+
+def owner_notified(*, form: Form, user: User) -> bool:
+    return Integration.objects.filter(form=form, owner=user, enabled=True,
+                                      type=kinds.owner_email.KIND.type).exists()
+
+
+def team_reach_changed(team_id: Any, user_id: Any) -> None:
+    """On teams' hooks: a member removed or demoted keeps nothing the new role does not
+    allow on the team's forms: no notification without a role, no subscription (REST hook)
+    on a form they may no longer manage, or their key no longer reads."""
+    forms = Form.objects.filter(team_id=team_id)
+    gone = forms.exclude(pk__in=access.reachable(user_id).values("pk"))
+    Integration.objects.filter(owner_id=user_id, form__in=gone,
+                               type=kinds.owner_email.KIND.type).update(enabled=False)
+    hooks = Integration.objects.filter(owner_id=user_id, hook=True, form__in=forms)
+    managed = access.reachable(user_id, Role.EDITOR).values("pk")
+    keyed = access.reachable(user_id, Role.ADMIN).values("pk")
+    hooks.exclude(form__in=managed).delete()
+    hooks.filter(api_key__isnull=False).exclude(form__in=keyed).delete()
 
 
 def form_saved(form: Form, *, created: bool, fields: Collection[str]) -> None:

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
+from core.api import strict
 from core.api.schema import ROLE_TOO_LOW, error
 from core.errors import forbidden
 from integrations import selectors, services
@@ -116,6 +117,14 @@ def delivery_retry(request: Request, delivery_id: str) -> Response:
     return Response(LedgerEntrySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
 
 
+class NotifyInput(strict.StrictSerializer):
+    notify = strict.BooleanField(help_text="Email me each submission of this form.")
+
+
+class NotifySerializer(serializers.Serializer):
+    notify = serializers.BooleanField()
+
+
 # Under the form's path, beside the submissions app's routes for the same submission.
 class SubmissionDeliveryViewSet(UnderForm):
     @extend_schema(
@@ -132,3 +141,18 @@ class SubmissionDeliveryViewSet(UnderForm):
     def deliveries(self, request: Request, pk: str, submission_id: str) -> Response:
         entries = selectors.ledger_of(self.submission(submission_id))
         return Response(LedgerEntrySerializer(entries, many=True).data)
+
+    @extend_schema(
+        request=NotifyInput,
+        responses={200: NotifySerializer},
+        summary="Whether the caller is emailed each submission of the form",
+        description="Any role on the form. On for the form's creator by default (its "
+                    "`notifyOwner`), off for the team's other members.",
+    )
+    @action(detail=True, methods=["patch"], url_path="me", url_name="me")
+    def me(self, request: Request, pk: str) -> Response:
+        asked = NotifyInput(data=request.data)
+        asked.is_valid(raise_exception=True)
+        notify = services.owner_notify_set(form=self.get_object(), user=signed_in(request),
+                                           notify=asked.validated_data["notify"])
+        return Response({"notify": notify})

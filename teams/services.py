@@ -16,7 +16,7 @@ from django.http import Http404
 from accounts.models import User, normalize_email
 from core import clock, crypto
 from core.errors import ServiceError, forbidden, invalid
-from teams import mails
+from teams import hooks, mails
 from teams.models import Invitation, Membership, Team
 from teams.roles import Role, allows
 
@@ -52,6 +52,7 @@ def team_update(*, team: Team, role: str, name: str = UNSET,
         if not team.memberships.filter(user_id=account_of_record, role=Role.OWNER).exists():
             raise invalid({"accountOfRecord": "Choose an owner of this team."})
         team.account_of_record_id = account_of_record
+        team.forms.update(account_id=account_of_record)  # their limits (Form.account)
     team.save()
     return team
 
@@ -91,6 +92,7 @@ def _keep_an_owner(team: Team, leaving: Membership) -> None:
         raise ServiceError("last_owner", "A team must keep at least one owner.", status_code=409)
     if team.account_of_record_id == leaving.user_id:
         Team.objects.filter(pk=team.pk).update(account_of_record=heir.user_id)
+        team.forms.update(account_id=heir.user_id)
 
 
 @transaction.atomic
@@ -103,6 +105,7 @@ def member_update(*, team: Team, actor_role: str, user_id: Any, role: str) -> Me
         _keep_an_owner(team, member)
     member.role = role
     member.save(update_fields=["role"])
+    hooks.reach_changed(team.pk, member.user_id)
     return member
 
 
@@ -114,6 +117,7 @@ def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> 
         _may_manage(actor_role, member.role)
     _keep_an_owner(team, member)
     member.delete()
+    hooks.reach_changed(team.pk, member.user_id)
 
 
 @transaction.atomic
