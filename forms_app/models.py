@@ -46,8 +46,11 @@ class Form(models.Model):
     # by forms_app/services.py and teams/services.py), so the public endpoint reads it with
     # the form in its one statement. An account of record cannot be deleted while a team's
     # forms count on it (RESTRICT): an owner hands it on first; one's own forms go with it.
+    # Null in a form that 1.1.0's code made while 1.2.0 was being rolled out: read
+    # ``counted_on``, which is then the owner.
     account = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.RESTRICT, editable=False, related_name="+",
+        settings.AUTH_USER_MODEL, on_delete=models.RESTRICT, null=True, editable=False,
+        related_name="+",
     )
     # Random by default; an owner may choose one (4 to 64 of A-Za-z0-9_-), so a form moved from
     # a hosted service keeps its address's last part (forms_app/serializers.py).
@@ -106,6 +109,15 @@ class Form(models.Model):
     # forms_app/hooks.py).
     submission_count: int  # the inbox's size
     spam_count: int
+
+    @property
+    def counted_on_id(self):
+        return self.account_id or self.owner_id
+
+    @property
+    def counted_on(self):
+        """The user ``account`` names, or the owner (see ``account``)."""
+        return self.account or self.owner
 
     @property
     def account_wide_owner_id(self):

@@ -34,6 +34,7 @@ PUBLIC_FORM = rawsql.OwnedRow(
     {"id", "monthly_submission_limit", "spam_marks"},
     where="t.slug = %s",
     owner="account",
+    owner_column="COALESCE(t.account_id, t.owner_id)",  # Form.counted_on
 )
 
 

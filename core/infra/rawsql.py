@@ -83,12 +83,14 @@ class OwnedRow(Generic[M]):
     """One row of ``model`` with its active owner's, read by one prebuilt statement into two
     instances: what the lookups on every request need, without the ORM's compiler.
     ``where`` names the row's columns through the alias ``t``; ``owner`` names the foreign
-    key to the user it is read with."""
+    key to the user it is read with, and ``owner_column`` the SQL of that user's id, when it
+    is more than the key's column."""
 
     def __init__(self, model: type[M], fields: set[str], owner_fields: set[str],
-                 where: str, owner: str = "owner") -> None:
+                 where: str, owner: str = "owner", owner_column: str = "") -> None:
         self.model = model
         self.owner = owner
+        self.owner_column = owner_column or f"t.{_field(model, owner).column}"
         self.owner_model = cast(type[Model], model._meta.get_field(owner).related_model)
         self.fields = in_model_order(model, fields)
         self.owner_fields = in_model_order(self.owner_model, owner_fields)
@@ -104,7 +106,7 @@ class OwnedRow(Generic[M]):
         columns += [f"u.{_field(self.owner_model, name).column}" for name in self.owner_fields]
         return (
             f"SELECT {', '.join(columns)} FROM {row.db_table} t "
-            f"JOIN {owner.db_table} u ON u.id = t.{_field(self.model, self.owner).column} "
+            f"JOIN {owner.db_table} u ON u.id = {self.owner_column} "
             f"WHERE {self.where} AND u.is_active = %s"
         )
 

@@ -20,17 +20,9 @@ class Migration(migrations.Migration):
             model_name="form",
             name="account",
             field=models.ForeignKey(
-                editable=False, null=True, on_delete=models.deletion.SET_NULL,
+                editable=False, null=True, on_delete=models.deletion.RESTRICT,
                 related_name="+", to=settings.AUTH_USER_MODEL,
             ),
         ),
         migrations.RunPython(count_on_the_owner, migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name="form",
-            name="account",
-            field=models.ForeignKey(
-                editable=False, on_delete=models.deletion.RESTRICT, related_name="+",
-                to=settings.AUTH_USER_MODEL,
-            ),
-        ),
     ]
