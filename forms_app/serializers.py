@@ -254,7 +254,7 @@ class FormSerializer(serializers.ModelSerializer):
     updatedAt = TimestampField(source="updated_at")
     teamId = serializers.CharField(source="team_id", allow_null=True)
     role = serializers.ChoiceField(
-        source="caller_role", choices=Role.values,
+        source="caller_role", choices=Role.choices,
         help_text="The caller's role on the form: owner of one's own form, else the team role.")
 
     class Meta:

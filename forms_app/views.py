@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from accounts.authentication import signed_in
 from core.api.schema import ROLE_TOO_LOW, error
-from core.errors import forbidden, invalid
+from core.errors import ServiceError, forbidden
 from forms_app import access, hooks, selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
@@ -30,8 +30,9 @@ def shown(form: Form, role: str | None) -> dict:
 
 
 def team_to_admin(user: Any, team_id: Any, form: Form | None = None) -> Team | None:
-    """The team a form goes into, one the caller is admin of (a team they are not in is a 400
-    naming ``teamId``); or None: the creator's own forms, where only the creator may put it."""
+    """The team a form goes into, one the caller is admin of (a team they are not in is a 404,
+    as another user's resource); or None: the creator's own forms, where only the creator
+    may put it."""
     if team_id is None:
         if form is not None and form.owner_id != user.pk:
             raise forbidden("Only the form's creator may take it back from the team.")
@@ -39,7 +40,7 @@ def team_to_admin(user: Any, team_id: Any, form: Form | None = None) -> Team | N
     membership = Membership.objects.filter(user=user, team_id=team_id).select_related(
         "team").first()
     if membership is None:
-        raise invalid({"teamId": "No team of yours has this id."})
+        raise ServiceError("team_not_found", "No team of yours has this id.", 404)
     if not allows(membership.role, Role.ADMIN):
         raise forbidden("Putting forms in a team needs the admin role there.")
     return membership.team
@@ -75,7 +76,8 @@ class FormViewSet(
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    @extend_schema(responses={201: FormSerializer, 403: FORBIDDEN})
+    @extend_schema(responses={201: FormSerializer, 403: FORBIDDEN,
+                              404: error("team_not_found: teamId names no team of the caller's")})
     def create(self, request: Request) -> Response:
         values = self._input(partial=False)
         team = team_to_admin(signed_in(request), values.pop("team_id", None))

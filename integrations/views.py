@@ -26,10 +26,9 @@ from submissions.api.form_submissions import UnderForm
 from teams.roles import Role
 
 
+# One's own integrations, and those of the forms of one's teams: a viewer reads them (secrets
+# never shown), an editor manages them. (A docstring would become each operation's description.)
 class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
-    """One's own integrations, and those of the forms of one's teams: a viewer reads them
-    (secrets never shown), an editor manages them."""
-
     serializer_class = IntegrationSerializer
     reading = ("list", "health")
 

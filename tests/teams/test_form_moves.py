@@ -39,11 +39,11 @@ def test_an_editor_cannot_move_their_own_form_into_the_team(team_crew):
     assert form.team_id is None
 
 
-def test_a_team_one_is_not_in_is_a_400(team_crew):
+def test_a_team_one_is_not_in_is_a_404(team_crew):
     form = form_create(owner=team_crew.users["outsider"], name="Mine")
     response = move(team_crew.api("outsider"), form, str(team_crew.team.pk))
-    assert response.status_code == 400
-    assert "teamId" in response.json()["details"]
+    assert response.status_code == 404
+    assert response.json()["error"] == "team_not_found"
 
 
 def test_moving_between_teams_needs_admin_on_both(team_crew):
