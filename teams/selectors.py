@@ -13,11 +13,6 @@ from teams.models import Invitation, Membership, Team
 from teams.roles import allows
 
 
-def role_of(user: User, team_id: Any) -> str | None:
-    return Membership.objects.filter(user=user, team_id=team_id).values_list(
-        "role", flat=True).first()
-
-
 def teams_of(user: User) -> QuerySet[Team]:
     """The user's teams, oldest first, each with the user's ``role``."""
     role = Membership.objects.filter(team=OuterRef("pk"), user=user).values("role")[:1]
