@@ -21,6 +21,7 @@ from teams.models import Membership, Team
 from teams.roles import Role, allows
 
 FORBIDDEN = error(ROLE_TOO_LOW)
+SLUG_TAKEN = error("slug_taken: another form already has this slug")
 
 
 def shown(form: Form, role: str | None) -> dict:
@@ -76,7 +77,7 @@ class FormViewSet(
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    @extend_schema(responses={201: FormSerializer, 403: FORBIDDEN,
+    @extend_schema(responses={201: FormSerializer, 403: FORBIDDEN, 409: SLUG_TAKEN,
                               404: error("team_not_found: teamId names no team of the caller's")})
     def create(self, request: Request) -> Response:
         values = self._input(partial=False)
@@ -88,7 +89,7 @@ class FormViewSet(
         # Never None here: the caller made or moved the form where they are admin or owner.
         return access.role_of(signed_in(self.request), form)
 
-    @extend_schema(responses={200: FormSerializer, 403: FORBIDDEN},
+    @extend_schema(responses={200: FormSerializer, 403: FORBIDDEN, 409: SLUG_TAKEN},
                    description="A settings change needs the editor role; a move (`teamId`) "
                                "the admin role on both sides.")
     def partial_update(self, request: Request, pk: str) -> Response:

@@ -117,7 +117,8 @@ def delivery_retry(request: Request, delivery_id: str) -> Response:
 
 
 class NotifyInput(strict.StrictSerializer):
-    notify = strict.BooleanField(help_text="Email me each submission of this form.")
+    notify = strict.BooleanField(required=False,
+                                 help_text="Email me each submission of this form.")
 
 
 class NotifySerializer(serializers.Serializer):
@@ -152,6 +153,9 @@ class SubmissionDeliveryViewSet(UnderForm):
     def me(self, request: Request, pk: str) -> Response:
         asked = NotifyInput(data=request.data)
         asked.is_valid(raise_exception=True)
-        notify = services.owner_notify_set(form=self.get_object(), user=signed_in(request),
+        form, user = self.get_object(), signed_in(request)
+        if "notify" not in asked.validated_data:  # a PATCH that changes nothing
+            return Response({"notify": services.owner_notified(form=form, user=user)})
+        notify = services.owner_notify_set(form=form, user=user,
                                            notify=asked.validated_data["notify"])
         return Response({"notify": notify})

@@ -33,7 +33,7 @@ class MemberSerializer(serializers.Serializer):
 
 
 class RoleInputSerializer(strict.StrictSerializer):
-    role = strict.ChoiceField(choices=Role.choices, help_text=ROLE_HELP)
+    role = strict.ChoiceField(choices=Role.choices, help_text=ROLE_HELP, required=False)
 
 
 class InvitationInputSerializer(strict.StrictSerializer):

@@ -65,7 +65,7 @@ def team_delete(*, team: Team) -> None:
                            status_code=409) from None
 
 
-def _membership(team: Team, user_id: Any) -> Membership:
+def member_of(team: Team, user_id: Any) -> Membership:
     try:
         return team.memberships.select_related("user").get(user_id=user_id)
     except (Membership.DoesNotExist, ValidationError):
@@ -98,7 +98,7 @@ def _keep_an_owner(team: Team, leaving: Membership) -> None:
 @transaction.atomic
 def member_update(*, team: Team, actor_role: str, user_id: Any, role: str) -> Membership:
     _locked(team)
-    member = _membership(team, user_id)
+    member = member_of(team, user_id)
     _may_manage(actor_role, member.role)
     _may_manage(actor_role, role)
     if role != Role.OWNER:
@@ -112,7 +112,7 @@ def member_update(*, team: Team, actor_role: str, user_id: Any, role: str) -> Me
 @transaction.atomic
 def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> None:
     _locked(team)
-    member = _membership(team, user_id)
+    member = member_of(team, user_id)
     if member.user_id != actor.pk:
         _may_manage(actor_role, member.role)
     _keep_an_owner(team, member)

@@ -94,8 +94,10 @@ class MemberView(APIView):
                    responses={200: MemberSerializer, 403: FORBIDDEN, 409: LAST_OWNER},
                    summary="Change a member's role")
     def patch(self, request: Request, team_id: str, user_id: str) -> Response:
-        role = _input(RoleInputSerializer, request)["role"]
+        role = _input(RoleInputSerializer, request).get("role")
         team = _team(request, team_id)
+        if role is None:  # a PATCH that changes nothing
+            return Response(MemberSerializer(services.member_of(team, user_id)).data)
         member = services.member_update(team=team, actor_role=selectors.caller_role(team),
                                         user_id=user_id, role=role)
         return Response(MemberSerializer(member).data)

@@ -57,3 +57,9 @@ def test_a_non_member_is_404(team_crew, team_form):
                                                {"notify": True}, format="json")
     assert response.status_code == 404
     assert mail.outbox == []
+
+
+def test_an_empty_patch_answers_the_current_setting(team_crew, team_form):
+    path = f"/api/v1/forms/{team_form.pk}/me"
+    assert team_crew.api("admin").patch(path, {}, format="json").json() == {"notify": True}
+    assert team_crew.api("viewer").patch(path, {}, format="json").json() == {"notify": False}

@@ -148,3 +148,8 @@ def test_an_unknown_member_is_404(team_crew):
 def test_anonymous_is_401(api, team_crew):
     assert api.get("/api/v1/teams").status_code == 401
     assert client_of(team_crew.users["owner"]).get("/api/v1/teams").status_code == 200
+
+
+def test_an_empty_role_patch_changes_nothing(team_crew):
+    response = team_crew.api("viewer").patch(_role_path(team_crew, "editor"), {}, format="json")
+    assert response.status_code == 200 and response.json()["role"] == "editor"
