@@ -3,7 +3,8 @@ AppConfig.ready()), so accounts imports none of them.
 
 The monthly quota's record is accounts' (quota.py); the counter that admits submissions
 against it is intake's (submissions/intake/admission/), which registers how an operator's
-reset reaches it (submissions/apps.py)."""
+reset reaches it (submissions/apps.py). Teams tells registration which addresses a team
+invited (teams/apps.py), so they may sign up when REGISTRATION is invite."""
 
 from __future__ import annotations
 
@@ -25,3 +26,18 @@ def register_usage_reset(reset: UsageReset) -> None:
 def usage_reset(user_id: Any, month: date) -> None:
     for reset in usage_resets:
         reset(user_id, month)
+
+
+# An address: whether an invitation of another app (a team's) lets it sign up.
+InvitationCheck = Callable[[str], bool]
+
+invitation_checks: list[InvitationCheck] = []
+
+
+def register_invitation_check(check: InvitationCheck) -> None:
+    if check not in invitation_checks:
+        invitation_checks.append(check)
+
+
+def invited_elsewhere(email: str) -> bool:
+    return any(check(email) for check in invitation_checks)

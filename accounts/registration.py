@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from accounts import hooks
 from accounts.models import Invitation, User, normalize_email
 from accounts.services import validate_new_password
 from core import clock
@@ -38,9 +39,10 @@ def check(email: Any) -> None:
 
 
 def is_invited(email: str) -> bool:
-    return Invitation.objects.filter(
-        email=normalize_email(email), expires_at__gt=clock.now()
-    ).exists()
+    """An operator's invitation, or an open invitation to a team."""
+    email = normalize_email(email)
+    operator = Invitation.objects.filter(email=email, expires_at__gt=clock.now()).exists()
+    return operator or hooks.invited_elsewhere(email)
 
 
 def invitation_create(*, email: str) -> Invitation:

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
+    "teams",
     "forms_app",
     "submissions",
     "pullapi",
@@ -247,7 +248,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"FieldTypeEnum": "forms_app.field_rules.TYPES"},
+    "ENUM_NAME_OVERRIDES": {"FieldTypeEnum": "forms_app.field_rules.TYPES",
+                            "RoleEnum": "teams.roles.Role"},
     # Operation ids (what generated clients name their functions) are the path after /api:
     # pinned, since the public endpoint's /f/{slug} outside /api/ would move the common prefix
     # spectacular guesses, and with it every id.

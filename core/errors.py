@@ -38,6 +38,11 @@ def invalid(details: dict[str, str]) -> ServiceError:
     return ServiceError("validation_error", "Some fields are not valid.", details=details)
 
 
+def forbidden(message: str) -> ServiceError:
+    """A 403: the caller has a role here, too low for this."""
+    return ServiceError("forbidden", message, status_code=403)
+
+
 def retry_later(code: str, message: str, retry_after: int) -> ServiceError:
     """A 429 that says when to come back."""
     return ServiceError(code, message, status_code=429, headers={"Retry-After": str(retry_after)})

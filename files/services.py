@@ -97,17 +97,17 @@ def files_stored(*, form: Form, received: Received | None, submission_id) -> Ite
         yield
         return
     total = received.total_bytes
-    if not storage_reserve(owner_id=form.owner_id, size=total):
+    if not storage_reserve(owner_id=form.counted_on_id, size=total):
         raise quota_exceeded(received.files[0].field)
     keys: list[str] = []
     rows: list[StoredFile] = []
     try:
         for position, item in enumerate(received.files):
             # Named before the write, so a write that fails halfway is removed with the rest.
-            keys.append(_key(form.owner_id))
+            keys.append(_key(form.counted_on_id))
             keys[-1] = _write(keys[-1], item)
             rows.append(StoredFile(
-                owner_id=form.owner_id, form_id=form.pk, submission_id=submission_id,
+                owner_id=form.counted_on_id, form_id=form.pk, submission_id=submission_id,
                 field=item.field[:256], name=item.name[:255], size=item.size,
                 content_type=item.content_type, sha256=item.sha256, key=keys[-1],
                 position=position,
@@ -119,7 +119,7 @@ def files_stored(*, form: Form, received: Received | None, submission_id) -> Ite
         # submission (and its files) stored by the first.
         StoredFile.objects.filter(pk__in=[row.pk for row in rows]).delete()
         _remove(keys)
-        storage_give_back(owner_id=form.owner_id, size=total)
+        storage_give_back(owner_id=form.counted_on_id, size=total)
         raise
 
 

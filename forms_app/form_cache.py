@@ -46,7 +46,7 @@ _lock = threading.Lock()
 
 
 def version_keys(form: Form) -> list[str]:
-    return [versions.key(Form, form.pk), versions.key(User, form.owner_id)]
+    return [versions.key(Form, form.pk), versions.key(User, form.counted_on_id)]
 
 
 def tokens_of(form: Form) -> tuple[str, str] | None:
@@ -94,7 +94,7 @@ def _read_and_keep(slug: str) -> Form | None:
         forget(slug)
         return None
     form = PUBLIC_FORM.build(row)
-    if tokens is None or (form.pk, form.owner_id) != (first.pk, first.owner_id):
+    if tokens is None or (form.pk, form.counted_on_id) != (first.pk, first.counted_on_id):
         return form
     kept = _Kept(form, (tokens[0], tokens[1]), time.monotonic())
     _keep(slug, kept)

@@ -35,6 +35,23 @@ class Form(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="forms"
     )
+    # Null: the owner's own form. Else the team's: its members reach it by their role
+    # (forms_app/access.py), and ``owner`` stays the member who made it. A team with forms
+    # cannot be deleted.
+    team = models.ForeignKey(
+        "teams.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="forms"
+    )
+    # Whose monthly limit, file storage and spam learning the form's submissions count on:
+    # the owner for their own form, the team's account of record for a team's (kept in step
+    # by forms_app/services.py and teams/services.py), so the public endpoint reads it with
+    # the form in its one statement. An account of record cannot be deleted while a team's
+    # forms count on it (RESTRICT): an owner hands it on first; one's own forms go with it.
+    # Null in a form that 1.1.0's code made while 1.2.0 was being rolled out: read
+    # ``counted_on``, which is then the owner.
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.RESTRICT, null=True, editable=False,
+        related_name="+",
+    )
     # Random by default; an owner may choose one (4 to 64 of A-Za-z0-9_-), so a form moved from
     # a hosted service keeps its address's last part (forms_app/serializers.py).
     slug = models.CharField(max_length=64, unique=True, default=new_slug, editable=False)
@@ -92,6 +109,22 @@ class Form(models.Model):
     # forms_app/hooks.py).
     submission_count: int  # the inbox's size
     spam_count: int
+
+    @property
+    def counted_on_id(self):
+        return self.account_id or self.owner_id
+
+    @property
+    def counted_on(self):
+        """The user ``account`` names, or the owner (see ``account``)."""
+        return self.account or self.owner
+
+    @property
+    def account_wide_owner_id(self):
+        """Whose account-wide integrations (those with no form) receive this form's
+        submissions: its owner's for their own form; nobody's for a team's, which receives
+        only the integrations made on it."""
+        return self.owner_id if self.team_id is None else None
 
     @property
     def endpoint(self) -> str:

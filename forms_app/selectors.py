@@ -1,25 +1,24 @@
 from __future__ import annotations
 
-import uuid
-
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from accounts.models import User
 from core.infra import rawsql
+from forms_app import access
+from forms_app.access import form_lookup as form_lookup  # where the other apps find it
 from forms_app.models import Form
 
 
 def forms_of(user: User) -> QuerySet[Form]:
-    """The user's forms, newest first; each counts its folders when asked."""
-    return Form.objects.filter(owner=user).order_by("-created_at")
+    """Every form the user has a role on (their own and their teams'), newest first, each
+    with the role as ``caller_role``; each counts its folders when asked."""
+    return access.reachable(user).order_by("-created_at")
 
 
-def form_lookup(identifier: str) -> Q:
-    """A form is named by its internal id or its endpoint slug."""
-    try:
-        return Q(pk=uuid.UUID(identifier))
-    except ValueError:
-        return Q(slug=identifier)
+def own_forms(user: User) -> QuerySet[Form]:
+    """The user's own forms, in no team, newest first: what the dashboard shows until it
+    applies team roles."""
+    return Form.objects.filter(owner=user, team__isnull=True).order_by("-created_at")
 
 
 # The public endpoint's one lookup, on every submission. Built once from the models' metadata:
@@ -27,18 +26,22 @@ def form_lookup(identifier: str) -> Q:
 PUBLIC_FORM = rawsql.OwnedRow(
     Form,
     {
-        "id", "owner_id", "slug", "name", "redirect_url", "allowed_origins", "rate_limit",
+        "id", "owner_id", "team_id", "account_id", "slug", "name", "redirect_url",
+        "allowed_origins", "rate_limit",
         "honeypot_field", "captcha_provider", "recaptcha_secret_encrypted", "spam_filter",
         "blocked_words", "field_names", "file_uploads", "field_rules", "allow_extra_fields",
     },
     {"id", "monthly_submission_limit", "spam_marks"},
     where="t.slug = %s",
+    owner="account",
+    owner_column="COALESCE(t.account_id, t.owner_id)",  # Form.counted_on
 )
 
 
 def public_form(slug: str) -> Form | None:
-    """The form at a public endpoint, with what intake reads of its owner; None if there is
-    none, or its owner was deactivated (the form is then gone to the public too)."""
+    """The form at a public endpoint, with what intake reads of its account (the owner, or
+    the team's account of record); None if there is none, or that account was deactivated
+    (the form is then gone to the public too)."""
     if "\x00" in slug:  # no slug holds one, and PostgreSQL refuses it as a parameter
         return None
     return PUBLIC_FORM.get(slug)

@@ -18,6 +18,7 @@ from forms_app.origins import (
     origin_validator,
     url_validator,
 )
+from teams.roles import Role
 
 MAX_ORIGINS = 100
 MAX_BLOCKED_WORDS = 200
@@ -31,6 +32,7 @@ MIME_TYPE = re.compile(
 SLUG_PATTERN = "^[A-Za-z0-9_-]{4,64}$"
 READ_ONLY_KEYS = {
     "_id",
+    "role",
     "endpoint",
     "recaptchaEnabled",
     "submissionCount",
@@ -187,6 +189,9 @@ class FormInputSerializer(StrictSerializer):
     notifyOwner = strict.BooleanField(source="notify_owner", required=False)
     fields = FieldRulesField(source="field_rules", required=False)  # type: ignore[assignment]
     allowExtraFields = strict.BooleanField(source="allow_extra_fields", required=False)
+    teamId = serializers.UUIDField(
+        source="team_id", allow_null=True, required=False,
+        help_text="The team the form belongs to (admin there), or null: the creator's own.")
     recaptchaSecret = strict.CharField(
         source="recaptcha_secret",
         max_length=500,
@@ -273,6 +278,10 @@ class FormSerializer(serializers.ModelSerializer):
     spamCount = serializers.IntegerField(source="spam_count")
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+    teamId = serializers.CharField(source="team_id", allow_null=True)
+    role = serializers.ChoiceField(
+        source="caller_role", choices=Role.choices,
+        help_text="The caller's role on the form: owner of one's own form, else the team role.")
 
     class Meta:
         model = Form
@@ -298,6 +307,8 @@ class FormSerializer(serializers.ModelSerializer):
             "spamCount",
             "createdAt",
             "updatedAt",
+            "teamId",
+            "role",
         ]
         read_only_fields = fields
 

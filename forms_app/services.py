@@ -8,6 +8,7 @@ from accounts.models import User
 from core.errors import ServiceError, invalid
 from forms_app import field_rules, hooks
 from forms_app.models import Form
+from teams.models import Team
 
 UPDATABLE = (
     "slug", "name", "redirect_url", "allowed_origins", "rate_limit", "honeypot_field",
@@ -58,9 +59,17 @@ def _save(form: Form, **options: Any) -> None:
         raise
 
 
+def account_of(owner: User, team: Team | None) -> User:
+    """Whose limits a form counts on: its owner's, or its team's account of record's (its
+    creator's, should the team have none)."""
+    if team is None or team.account_of_record is None:
+        return owner
+    return team.account_of_record
+
+
 @transaction.atomic
-def form_create(*, owner: User, **values: Any) -> Form:
-    form = Form(owner=owner)
+def form_create(*, owner: User, team: Team | None = None, **values: Any) -> Form:
+    form = Form(owner=owner, team=team, account=account_of(owner, team))
     fields = _apply(form, values)
     _save(form)
     hooks.saved(form, created=True, fields=fields)
@@ -75,6 +84,17 @@ def form_update(*, form: Form, **changes: Any) -> Form:
     fields = _apply(form, changes)
     _save(form, update_fields=[*fields, "updated_at"])
     hooks.saved(form, created=False, fields=fields)
+    return form
+
+
+@transaction.atomic
+def form_move(*, form: Form, team: Team | None) -> Form:
+    """Into a team, or back to its creator's own forms (None). Its creator stays ``owner``;
+    who may reach it is forms_app/access.py's answer from now on."""
+    form.team = team
+    form.account = account_of(form.owner, team)
+    form.save(update_fields=["team", "account", "updated_at"])
+    hooks.saved(form, created=False, fields=["team"])
     return form
 
 

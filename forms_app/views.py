@@ -1,26 +1,50 @@
-"""The owner's form API. A form's submissions are the submissions app's API
-(submissions/api/), under the same paths."""
+"""The form API. A form's submissions are the submissions app's API (submissions/api/), under
+the same paths. Every form is reached through forms_app/access.py: no role is 404, a role
+too low 403."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
-from rest_framework.generics import get_object_or_404
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import signed_in
-from core.api.schema import error
-from forms_app import hooks, selectors, services
+from core.api.schema import ROLE_TOO_LOW, error
+from core.errors import ServiceError, forbidden
+from forms_app import access, hooks, selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
+from teams.models import Membership, Team
+from teams.roles import Role, allows
 
-SLUG_TAKEN = error("Another form already has this slug (slug_taken).")
+FORBIDDEN = error(ROLE_TOO_LOW)
+SLUG_TAKEN = error("slug_taken: another form already has this slug")
 
 
-def shown(form: Form) -> dict:
-    """The form as the API shows it, with its folders' sizes."""
+def shown(form: Form, role: str | None) -> dict:
+    """The form as the API shows it, with its folders' sizes and the caller's role."""
+    form.caller_role = role  # type: ignore[attr-defined]
     return FormSerializer(hooks.annotated([form])[0]).data
+
+
+def team_to_admin(user: Any, team_id: Any, form: Form | None = None) -> Team | None:
+    """The team a form goes into, one the caller is admin of (a team they are not in is a 404,
+    as another user's resource); or None: the creator's own forms, where only the creator
+    may put it."""
+    if team_id is None:
+        if form is not None and form.owner_id != user.pk:
+            raise forbidden("Only the form's creator may take it back from the team.")
+        return None
+    membership = Membership.objects.filter(user=user, team_id=team_id).select_related(
+        "team").first()
+    if membership is None:
+        raise ServiceError("team_not_found", "No team of yours has this id.", 404)
+    if not allows(membership.role, Role.ADMIN):
+        raise forbidden("Putting forms in a team needs the admin role there.")
+    return membership.team
 
 
 @extend_schema(request=FormInputSerializer, responses=FormSerializer)
@@ -40,30 +64,47 @@ class FormViewSet(
         forms = hooks.annotated(self.get_queryset())
         return Response(FormSerializer(forms, many=True).data)
 
+    @extend_schema(responses={200: FormSerializer})
     def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(shown(self.get_object()))
+        form = self.get_object()
+        return Response(shown(form, access.role_on(form)))
 
-    def get_object(self) -> Form:
-        form = get_object_or_404(
-            self.get_queryset().filter(selectors.form_lookup(self.kwargs["pk"]))
-        )
-        self.check_object_permissions(self.request, form)
-        return form
+    def get_object(self, needed: str = Role.VIEWER) -> Form:
+        return access.form_for(self.request.user, self.kwargs["pk"], needed)
 
     def _input(self, partial: bool) -> dict:
         serializer = FormInputSerializer(data=self.request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
-    @extend_schema(responses={201: FormSerializer, 409: SLUG_TAKEN})
+    @extend_schema(responses={201: FormSerializer, 403: FORBIDDEN, 409: SLUG_TAKEN,
+                              404: error("team_not_found: teamId names no team of the caller's")})
     def create(self, request: Request) -> Response:
-        form = services.form_create(owner=signed_in(request), **self._input(partial=False))
-        return Response(shown(form), status=status.HTTP_201_CREATED)
+        values = self._input(partial=False)
+        team = team_to_admin(signed_in(request), values.pop("team_id", None))
+        form = services.form_create(owner=signed_in(request), team=team, **values)
+        return Response(shown(form, self._role(form)), status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses={200: FormSerializer, 409: SLUG_TAKEN})
+    def _role(self, form: Form) -> str | None:
+        # Never None here: the caller made or moved the form where they are admin or owner.
+        return access.role_of(signed_in(self.request), form)
+
+    @extend_schema(responses={200: FormSerializer, 403: FORBIDDEN, 409: SLUG_TAKEN},
+                   description="A settings change needs the editor role; a move (`teamId`) "
+                               "the admin role on both sides.")
     def partial_update(self, request: Request, pk: str) -> Response:
-        form = services.form_update(form=self.get_object(), **self._input(partial=True))
-        return Response(shown(form))
+        changes = self._input(partial=True)
+        moving = "team_id" in changes
+        team_id = changes.pop("team_id", None)
+        form = self.get_object(Role.ADMIN if moving else Role.EDITOR)
+        team = team_to_admin(signed_in(request), team_id, form) if moving else None
+        if changes:
+            form = services.form_update(form=form, **changes)
+        if moving:
+            form = services.form_move(form=form, team=team)
+        return Response(shown(form, self._role(form)))
 
-    def perform_destroy(self, instance: Form) -> None:
-        services.form_delete(form=instance)
+    @extend_schema(responses={204: None, 403: FORBIDDEN})
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.form_delete(form=self.get_object(Role.ADMIN))
+        return Response(status=status.HTTP_204_NO_CONTENT)

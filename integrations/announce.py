@@ -21,11 +21,12 @@ from integrations.models import CREATED, DELETED, SPAM, Delivery, DeliveryState,
 
 
 def receivers(form: Form, event_type: str) -> list:
-    """The enabled integrations of the form's owner that receive ``event_type`` for it."""
+    """The enabled integrations that receive ``event_type`` for the form: its own, and its
+    owner's account-wide ones (enqueue.py's rule)."""
+    account_wide = form.account_wide_owner_id
     return list(
         Integration.objects.filter(
-            Q(form__isnull=True) | Q(form_id=form.pk),
-            owner_id=form.owner_id,
+            Q(form_id=form.pk) | Q(form__isnull=True, owner_id=account_wide),
             enabled=True,
             events__contains=event_type,
         ).values_list("pk", flat=True)

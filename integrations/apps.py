@@ -13,6 +13,7 @@ class IntegrationsConfig(AppConfig):
         from forms_app import hooks as forms_hooks
         from integrations import kinds, on_forms, on_submissions, services
         from submissions import hooks
+        from teams import hooks as teams_hooks
 
         # Deliveries are written when submissions are stored, rescued, marked or deleted.
         hooks.register(on_submissions.Deliveries())
@@ -21,6 +22,8 @@ class IntegrationsConfig(AppConfig):
         forms_hooks.register_deleting(on_forms.FormDeliveries())
         # The owner's notification follows its form's notifyOwner.
         forms_hooks.register_saved(services.form_saved)
+        # A member removed or demoted loses notifications and subscriptions with the role.
+        teams_hooks.register_reach_changed(services.team_reach_changed)
         # Every kind's delivery counters are in the scrape from the start, at 0, as the
         # submission outcomes are: a dashboard's rate() needs the series before its first event.
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:

@@ -17,10 +17,11 @@ from rest_framework.views import APIView
 from accounts.authentication import signed_in
 from core.api.schema import error
 from core.errors import ServiceError
-from forms_app.models import Form
+from forms_app import access
 from forms_app.selectors import form_lookup
 from integrations import services, sheet_columns
 from integrations.clients import google
+from teams.roles import Role
 
 STATE_SALT = "formflow.google.oauth-state"
 STATE_MAX_AGE = 600
@@ -51,7 +52,8 @@ class GoogleLoginView(APIView):
         if form_id and "\x00" in form_id:  # no id or slug holds one; PostgreSQL refuses it
             raise ServiceError("form_not_found", "No form of yours has that id.", 404)
         if form_id:
-            form = Form.objects.filter(form_lookup(form_id), owner=signed_in(request)).first()
+            form = access.reachable(signed_in(request), Role.EDITOR).filter(
+                form_lookup(form_id)).first()
             if form is None:
                 raise ServiceError("form_not_found", "No form of yours has that id.", 404)
         nonce = secrets.token_urlsafe(16)
@@ -93,7 +95,7 @@ class GoogleCallbackView(APIView):
         if verifier is None or "code" not in query:
             return landing(error="invalid_state")
         form = (
-            Form.objects.filter(pk=state["f"], owner=signed_in(request)).first()
+            access.reachable(signed_in(request), Role.EDITOR).filter(pk=state["f"]).first()
             if state["f"]
             else None
         )

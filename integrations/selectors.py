@@ -3,8 +3,10 @@
 from django.db.models import Count, Max, Q, QuerySet
 
 from accounts import mailer
+from forms_app import access
 from integrations import kinds
 from integrations.models import TEST, Delivery, DeliveryState, Integration
+from teams.roles import Role
 
 
 def failed_deliveries_count() -> Count:
@@ -34,6 +36,19 @@ def ledger_of(submission) -> list[Delivery]:
 def delivers(submission, delivery_id) -> bool:
     """Whether ``delivery_id`` is one of ``submission``'s deliveries."""
     return Delivery.objects.filter(submission=submission, pk=delivery_id).exists()
+
+
+def reachable(user, needed: str = Role.VIEWER) -> QuerySet[Integration]:
+    """The integrations on which ``user`` has at least the ``needed`` role: their own
+    account-wide ones, and every one of a form they have that role on (forms_app/access.py).
+    For one's own forms, exactly the integrations one made."""
+    forms = access.reachable(user, needed).values("pk")
+    return Integration.objects.filter(Q(owner=user, form__isnull=True) | Q(form__in=forms))
+
+
+def shown_to(user, needed: str = Role.VIEWER) -> QuerySet[Integration]:
+    """Those of ``reachable`` the integrations API shows: no built-in one, no subscription."""
+    return reachable(user, needed).filter(hook=False).exclude(type__in=list(kinds.BUILT_IN))
 
 
 def listed(owner) -> QuerySet[Integration]:

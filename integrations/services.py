@@ -12,8 +12,10 @@ from accounts.models import User
 from core import clock
 from core.errors import ServiceError, invalid, retry_later
 from core.infra import ratelimit, wallclock
+from forms_app import access
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
+from forms_app.services import form_update
 from integrations import kinds, selectors
 from integrations.delivery.attempt import delivery_run
 from integrations.kinds import google_sheets
@@ -25,6 +27,7 @@ from integrations.models import (
 )
 from integrations.sheet_columns import FIXED as FIXED_COLUMNS
 from integrations.validation import split_config
+from teams.roles import Role
 
 logger = logging.getLogger(__name__)
 
@@ -35,12 +38,13 @@ UNSET: Any = object()
 
 
 def _owned_form(owner: User, identifier: str | None) -> Form | None:
+    """A form ``owner`` may add integrations to: editor or above (403 below)."""
     if identifier is None:
         return None
-    form = Form.objects.filter(form_lookup(str(identifier)), owner=owner).first()
+    form = access.reachable(owner).filter(form_lookup(str(identifier))).first()
     if form is None:
         raise invalid({"formId": f"No form of yours is named '{identifier}'."})
-    return form
+    return access.check(form, Role.EDITOR)
 
 
 @transaction.atomic
@@ -91,6 +95,7 @@ def integration_update(
     enabled: bool | None = None,
     config: Any = UNSET,
     form_id: Any = UNSET,
+    actor: User | None = None,
 ) -> Integration:
     """Change what was sent; config is merged field by field, then validated whole.
 
@@ -112,7 +117,7 @@ def integration_update(
         integration.set_secrets({**secrets, **generated})
         changed += ["config", "secrets_encrypted", "events"]
     if form_id is not UNSET:
-        integration.form = _owned_form(integration.owner, form_id)
+        integration.form = _owned_form(actor or integration.owner, form_id)
         changed.append("form")
     if enabled is not None:
         integration.enabled = enabled
@@ -127,9 +132,46 @@ def owner_email_sync(*, form: Form) -> None:
     is on (a migration made one for each form made before), turned off and on after that, so
     its deliveries stay in the ledger."""
     type = kinds.owner_email.KIND.type
-    updated = Integration.objects.filter(form=form, type=type).update(enabled=form.notify_owner)
+    # The creator's own notification: a team's other members turn theirs on and off with
+    # owner_notify_set.
+    updated = Integration.objects.filter(form=form, type=type, owner_id=form.owner_id).update(
+        enabled=form.notify_owner)
     if not updated and form.notify_owner:
         Integration.objects.create(owner_id=form.owner_id, form=form, type=type)
+
+
+def owner_notify_set(*, form: Form, user: User, notify: bool) -> bool:
+    """Whether ``user`` is emailed each submission of ``form`` (a team's form: per member;
+    the creator's is the form's notifyOwner)."""
+    if form.owner_id == user.pk:
+        form_update(form=form, notify_owner=notify)
+        return notify
+    type = kinds.owner_email.KIND.type
+    updated = Integration.objects.filter(form=form, type=type, owner=user).update(
+        enabled=notify)
+    if not updated and notify:
+        Integration.objects.create(owner=user, form=form, type=type)
+    return notify
+
+
+def owner_notified(*, form: Form, user: User) -> bool:
+    return Integration.objects.filter(form=form, owner=user, enabled=True,
+                                      type=kinds.owner_email.KIND.type).exists()
+
+
+def team_reach_changed(team_id: Any, user_id: Any) -> None:
+    """On teams' hooks: a member removed or demoted keeps nothing the new role does not
+    allow on the team's forms: no notification without a role, no subscription (REST hook)
+    on a form they may no longer manage, or their key no longer reads."""
+    forms = Form.objects.filter(team_id=team_id)
+    gone = forms.exclude(pk__in=access.reachable(user_id).values("pk"))
+    Integration.objects.filter(owner_id=user_id, form__in=gone,
+                               type=kinds.owner_email.KIND.type).update(enabled=False)
+    hooks = Integration.objects.filter(owner_id=user_id, hook=True, form__in=forms)
+    managed = access.reachable(user_id, Role.EDITOR).values("pk")
+    keyed = access.reachable(user_id, Role.ADMIN).values("pk")
+    hooks.exclude(form__in=managed).delete()
+    hooks.filter(api_key__isnull=False).exclude(form__in=keyed).delete()
 
 
 def form_saved(form: Form, *, created: bool, fields: Collection[str]) -> None:

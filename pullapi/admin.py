@@ -2,9 +2,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
-from forms_app.models import Form
+from forms_app import access
 from pullapi import services
 from pullapi.models import ApiKey
+from teams.roles import Role
 
 
 class ApiKeyForm(forms.ModelForm):
@@ -14,9 +15,10 @@ class ApiKeyForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        if "forms" in self.fields:  # only the key owner's forms may be chosen
+        if "forms" in self.fields:  # only forms the key's owner may make keys for
             field = self.fields["forms"]
-            field.queryset = Form.objects.filter(owner_id=self.instance.owner_id)  # type: ignore[attr-defined]
+            field.queryset = access.reachable(  # type: ignore[attr-defined]
+                self.instance.owner_id, Role.ADMIN)
 
 
 @admin.register(ApiKey)

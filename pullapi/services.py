@@ -13,24 +13,29 @@ from core import clock
 from core.errors import ServiceError
 from core.infra import rawsql, redis
 from files.models import StoredFile
+from forms_app import access
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from pullapi import keys
 from pullapi.models import READ, SCOPES, ApiKey
+from teams.models import Membership
+from teams.roles import Role
 
 LAST_USED_RESOLUTION_SECONDS = 60
 
 
 def _owned_forms(owner: User, identifiers: list[str]) -> list[Form]:
+    """The forms a key may read: the maker's own, and their teams' where they are admin."""
     forms = []
     for identifier in identifiers:
-        form = Form.objects.filter(form_lookup(identifier), owner=owner).first()
+        form = access.reachable(owner).filter(form_lookup(identifier)).first()
         if form is None:
             raise ServiceError(
                 "validation_error",
                 "Some fields are not valid.",
                 details={"forms": f"No form of yours is named '{identifier}'."},
             )
+        access.check(form, Role.ADMIN)
         if form not in forms:
             forms.append(form)
     return forms
@@ -76,7 +81,8 @@ def api_key_forms_changed(*, api_key: ApiKey) -> int:
     """After a key's forms changed (the admin): the subscriptions made with it on a form it no
     longer holds end, as revoking it ends them all; a key reaches only its own forms, and a
     subscription must not go on delivering a form the key cannot read. How many ended."""
-    held = api_key.forms.filter(owner_id=api_key.owner_id).values("pk")
+    held = api_key.forms.filter(pk__in=access.reachable(api_key.owner_id, Role.ADMIN)).values(
+        "pk")
     ending = list(api_key.hooks.exclude(form_id__in=held).values_list("pk", flat=True))
     api_key.hooks.filter(pk__in=ending).delete()
     return len(ending)
@@ -119,17 +125,23 @@ def api_key_touch(*, api_key: ApiKey) -> None:
 
 @functools.cache
 def _readable_sql(by_id: bool) -> str:
-    # A key reads only forms of its own owner, whatever was attached to it (an operator in
-    # the admin, or a form that changed hands).
+    # A key reads only forms its maker may make keys for now, whatever was attached to it
+    # (an operator in the admin, a form that changed hands, a member removed or demoted):
+    # their own, and their teams' where they are admin or owner. forms_app/access.py's
+    # reachable(user, "admin") in SQL; tests/teams/test_api_keys.py holds the two equal.
     forms = ApiKey.forms.through._meta
+    members = Membership._meta
     # Whether its submissions carry files (files/selectors.py), in the same round trip.
     files = (f"(f.file_uploads IS NOT NULL OR EXISTS (SELECT 1 FROM "
              f"{StoredFile._meta.db_table} s WHERE s.form_id = f.id))")
     return (
         f"SELECT f.id, {files} FROM {Form._meta.db_table} f "
         f"JOIN {forms.db_table} a ON a.form_id = f.id "
-        f"JOIN {ApiKey._meta.db_table} k ON k.id = a.apikey_id AND k.owner_id = f.owner_id "
-        f"WHERE a.apikey_id = %s AND f.{'id' if by_id else 'slug'} = %s"
+        f"JOIN {ApiKey._meta.db_table} k ON k.id = a.apikey_id "
+        f"WHERE a.apikey_id = %s AND f.{'id' if by_id else 'slug'} = %s "
+        f"AND ((f.team_id IS NULL AND k.owner_id = f.owner_id) OR EXISTS (SELECT 1 FROM "
+        f"{members.db_table} m WHERE m.team_id = f.team_id AND m.user_id = k.owner_id "
+        f"AND m.role IN ('{Role.ADMIN.value}', '{Role.OWNER.value}')))"
     )
 
 

@@ -22,9 +22,12 @@ from django.db.models import QuerySet
 from accounts.models import User
 from core.errors import invalid
 from core.text import email_address_error, mask
+from forms_app import access
+from forms_app.models import Form
 from submissions import services
 from submissions.models import Erasure, Submission
 from submissions.search import MAX_TEXT, Search
+from teams.roles import Role
 
 BATCH = 500
 
@@ -56,10 +59,12 @@ def _texts(value: Any) -> Iterator[str]:
 
 
 def matches(*, owner: User, address: str) -> dict:
-    """The owner's submissions that hold ``address``: their ids by form id."""
+    """The submissions that hold ``address``, of the forms where the caller may erase (their
+    own, and their teams' where they are editor or above): their ids by form id."""
     pattern = _pattern(address)
+    forms = access.reachable(owner, Role.EDITOR).values("pk")
     rows = Search(text=address[:MAX_TEXT]).applied(
-        Submission.objects.filter(form__owner=owner)
+        Submission.objects.filter(form__in=forms)
     ).values_list("pk", "form_id", "data")
     found: dict = defaultdict(list)
     for pk, form_id, data in rows.iterator(chunk_size=BATCH):
@@ -71,7 +76,7 @@ def matches(*, owner: User, address: str) -> dict:
 
 def erasure_preview(*, owner: User, email: Any) -> dict[str, Any]:
     found = matches(owner=owner, address=address_of(email))
-    forms = owner.forms.filter(pk__in=list(found)).order_by("-created_at")
+    forms = Form.objects.filter(pk__in=list(found)).order_by("-created_at")
     return {"submissions": sum(len(ids) for ids in found.values()),
             "forms": [str(pk) for pk in forms.values_list("pk", flat=True)]}
 

@@ -22,7 +22,8 @@ class Receiver(Protocol):
     def accepted_sql(self, submission_id: Any, owner_id: Any, form_id: Any, *,
                      only_if: str) -> tuple[str, list]:
         """An ``INSERT ... RETURNING id`` (SQL and parameters) for the store's one statement,
-        writing only if ``only_if`` (SQL without parameters) holds."""
+        writing only if ``only_if`` (SQL without parameters) holds. ``owner_id``: whose
+        account-wide integrations receive it (Form.account_wide_owner_id), or None."""
 
     def accepted_committed(self, ids: list) -> None:
         """After the one statement committed, with the ids its part answered."""

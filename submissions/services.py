@@ -61,7 +61,7 @@ def submission_rescue(*, submission: Submission) -> Submission:
     form = submission.form
     # One that was never counted is counted now: at the monthly limit it stays where it is.
     if not was_counted(submission) and submission.status == Status.SPAM:
-        with admission.rescue_admitted(form.owner, str(submission.pk)) as ticket:
+        with admission.rescue_admitted(form.counted_on, str(submission.pk)) as ticket:
             # Kept once moved; another rescue may have moved it first.
             ticket.kept = bool(_rescue_admitted(submission, form, ticket))
     else:
@@ -107,8 +107,8 @@ def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
                 if ticket is not None and ticket.fence:
                     admission.fence_redis_reservations(ticket)
                 fence = ticket.generation if ticket is not None and ticket.reserved else None
-                quota.record(form.owner_id, month, fence)
-                transaction.on_commit(lambda: admission.recount(form.owner_id, month))
+                quota.record(form.counted_on_id, month, fence)
+                transaction.on_commit(lambda: admission.recount(form.counted_on_id, month))
     return moved
 
 
@@ -155,7 +155,7 @@ def _teach(submission: Submission, *, is_spam: bool) -> None:
     verdict["mark"] = mark
     Submission.objects.filter(pk=submission.pk).update(spam=verdict)
     learning.learn(
-        owner_id=submission.form.owner_id, data=submission.data, is_spam=is_spam,
+        owner_id=submission.form.counted_on_id, data=submission.data, is_spam=is_spam,
         reverses=previous is not None,
     )
 

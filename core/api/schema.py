@@ -47,6 +47,10 @@ def error(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorSchema, description=description)
 
 
+# A form's team gives the caller a role too low for the operation (forms_app/access.py).
+ROLE_TOO_LOW = "forbidden: the caller's role on the form's team is too low for this"
+
+
 RATE_HEADERS = {
     "X-RateLimit-Limit": {"schema": {"type": "integer"}, "description": "requests a minute"},
     "X-RateLimit-Remaining": {"schema": {"type": "integer"}, "description": "left this minute"},
@@ -190,6 +194,8 @@ TAGS = (
     ("/api/v1/erasures", "erasures"),
     ("/api/v1/api-keys", "api-keys"),
     ("/api/v1/submissions", "pull"),
+    ("/api/v1/teams", "teams"),
+    ("/api/v1/invitations", "teams"),
 )
 
 

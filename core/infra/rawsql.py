@@ -82,12 +82,16 @@ M = TypeVar("M", bound=Model)
 class OwnedRow(Generic[M]):
     """One row of ``model`` with its active owner's, read by one prebuilt statement into two
     instances: what the lookups on every request need, without the ORM's compiler.
-    ``where`` names the row's columns through the alias ``t``."""
+    ``where`` names the row's columns through the alias ``t``; ``owner`` names the foreign
+    key to the user it is read with, and ``owner_column`` the SQL of that user's id, when it
+    is more than the key's column."""
 
     def __init__(self, model: type[M], fields: set[str], owner_fields: set[str],
-                 where: str) -> None:
+                 where: str, owner: str = "owner", owner_column: str = "") -> None:
         self.model = model
-        self.owner_model = cast(type[Model], model._meta.get_field("owner").related_model)
+        self.owner = owner
+        self.owner_column = owner_column or f"t.{_field(model, owner).column}"
+        self.owner_model = cast(type[Model], model._meta.get_field(owner).related_model)
         self.fields = in_model_order(model, fields)
         self.owner_fields = in_model_order(self.owner_model, owner_fields)
         self.columns = tuple(_field(model, name) for name in self.fields) + tuple(
@@ -102,7 +106,7 @@ class OwnedRow(Generic[M]):
         columns += [f"u.{_field(self.owner_model, name).column}" for name in self.owner_fields]
         return (
             f"SELECT {', '.join(columns)} FROM {row.db_table} t "
-            f"JOIN {owner.db_table} u ON u.id = t.owner_id "
+            f"JOIN {owner.db_table} u ON u.id = {self.owner_column} "
             f"WHERE {self.where} AND u.is_active = %s"
         )
 
@@ -119,7 +123,8 @@ class OwnedRow(Generic[M]):
         """New instances from a row's values (which they share: JSON values are not copied)."""
         split = len(self.fields)
         found: Any = self.model.from_db(connection.alias, self.fields, row[:split])
-        found.owner = self.owner_model.from_db(connection.alias, self.owner_fields, row[split:])
+        setattr(found, self.owner,
+                self.owner_model.from_db(connection.alias, self.owner_fields, row[split:]))
         return found
 
     def copy(self, built: M) -> M:
@@ -127,7 +132,8 @@ class OwnedRow(Generic[M]):
         shares the row's: a fifth of the cost of building them again, which runs every
         field through ``Model.__init__``."""
         found = _copied(built)
-        found._state.fields_cache["owner"] = _copied(built.owner)  # type: ignore[attr-defined]
+        found._state.fields_cache[self.owner] = _copied(
+            getattr(built, self.owner))
         return found
 
 

@@ -24,7 +24,7 @@ from pullapi.models import ApiKey
 def _keys_page(request: HttpRequest, status: int = 200, key_form: ApiKeyForm | None = None,
                **extra: Any) -> HttpResponse:
     rows = key_selectors.api_keys_of(request.user)
-    owned = list(form_selectors.forms_of(signed_in(request)))
+    owned = list(form_selectors.own_forms(signed_in(request)))
     context = {
         "keys": rows,
         "forms": owned,
@@ -43,7 +43,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def api_key_create(request: HttpRequest) -> HttpResponse:
-    posted = ApiKeyForm(request.POST, owned=form_selectors.forms_of(signed_in(request)))
+    posted = ApiKeyForm(request.POST, owned=form_selectors.own_forms(signed_in(request)))
     if not posted.is_valid():
         messages.error(request, "Give the key a name and choose at least one form.")
         return _keys_page(request, status=400, key_form=posted)

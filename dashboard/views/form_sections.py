@@ -64,7 +64,7 @@ SECTIONS = [
 
 def owned_form(request: HttpRequest, form_id: str) -> Form:
     lookup = form_selectors.form_lookup(form_id)
-    return get_object_or_404(form_selectors.forms_of(signed_in(request)).filter(lookup))
+    return get_object_or_404(form_selectors.own_forms(signed_in(request)).filter(lookup))
 
 
 def _section_page(request: HttpRequest, form: Form, tab: str, template: str,

@@ -26,7 +26,7 @@ from submissions.selectors import with_folder_sizes
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
-    forms_list = with_folder_sizes(form_selectors.forms_of(user))
+    forms_list = with_folder_sizes(form_selectors.own_forms(user))
     ids = [form.pk for form in forms_list]
     activity = submission_activity(ids, zone=timezone.get_current_timezone())
     health = integration_selectors.health_by_form(user, ids)

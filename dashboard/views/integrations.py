@@ -33,7 +33,7 @@ def _integrations_page(request: HttpRequest, status: int = 200, typed: QueryDict
     """The integrations and a card to add each kind; ``typed`` is a create that failed, whose
     card is filled again with what was typed."""
     rows = integration_selectors.integrations_of(request.user)
-    forms_list = form_selectors.forms_of(signed_in(request))
+    forms_list = form_selectors.own_forms(signed_in(request))
     cards = [
         kind.card.render(RequestContext(request, {
             "forms": forms_list, "google_configured": google.configured(),

@@ -28,8 +28,8 @@ def deliveries_insert(
         f"INSERT INTO {Delivery._meta.db_table} (id, integration_id, submission_id, "
         "event_type, state, attempts, next_attempt_at, queued_at, created_at) "
         f"SELECT {backends.sql().new_id}, i.id, %s, %s, %s, 0, %s, %s, %s "
-        f"FROM {Integration._meta.db_table} i WHERE i.owner_id = %s AND i.enabled = %s "
-        "AND (i.form_id IS NULL OR i.form_id = %s) AND i.events LIKE %s"
+        f"FROM {Integration._meta.db_table} i WHERE i.enabled = %s "
+        "AND (i.form_id = %s OR (i.form_id IS NULL AND i.owner_id = %s)) AND i.events LIKE %s"
     )
     if missing_only:
         sql += (
@@ -46,9 +46,9 @@ def deliveries_insert(
         now,
         now,
         now,
-        rawsql.db_id(User, owner_id),
         True,
         rawsql.db_id(Form, form_id),
+        None if owner_id is None else rawsql.db_id(User, owner_id),
         f"%{CREATED}%",  # those that receive it (Integration.events)
     ]
     if missing_only:
@@ -62,7 +62,7 @@ def deliveries_record(*, submission: Submission, missing_only: bool = False) -> 
     Workers are nudged after commit."""
     form = submission.form
     sql, params = deliveries_insert(
-        submission.pk, form.owner_id, form.pk, missing_only=missing_only
+        submission.pk, form.account_wide_owner_id, form.pk, missing_only=missing_only
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -9,12 +9,14 @@ from datetime import datetime, timedelta
 from django.db.models import Q
 
 from accounts.models import User
-from core.errors import ServiceError, default_error
+from core.errors import ServiceError, default_error, forbidden
 from core.infra import dbclock
 from forms_app.models import Form
+from integrations import selectors
 from integrations.delivery import nudge
 from integrations.delivery.enqueue import deliveries_queue
 from integrations.models import TEST, Delivery, DeliveryState
+from teams.roles import Role
 
 REQUEUE_AFTER = timedelta(minutes=5)
 ORPHANED_AFTER = timedelta(seconds=5)
@@ -63,9 +65,12 @@ def delivery_retry(*, owner: User, delivery_id: str) -> Delivery:
     """One failed delivery of the owner's, given a fresh set of attempts; 409 for any other
     (pending, delivered, a test send, or its integration disabled)."""
     try:
-        delivery = Delivery.objects.get(pk=uuid.UUID(str(delivery_id)), integration__owner=owner)
+        delivery = Delivery.objects.get(pk=uuid.UUID(str(delivery_id)),
+                                        integration__in=selectors.reachable(owner))
     except (ValueError, Delivery.DoesNotExist):
         raise ServiceError(*default_error(404), 404) from None
+    if not selectors.reachable(owner, Role.EDITOR).filter(pk=delivery.integration_id).exists():
+        raise forbidden("Retrying a delivery needs the editor role on the form's team.")
     if not deliveries_retry(delivery_ids=[delivery.pk]):
         raise not_retryable()
     delivery.refresh_from_db()

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from accounts.models import User
 from core.errors import ServiceError, invalid
+from forms_app import access
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
 from integrations.clients import webhook
@@ -18,6 +19,7 @@ from integrations.validation import event_errors, url_errors
 from pullapi.models import HOOKS, ApiKey
 from pullapi.services import readable_form_id
 from submissions.models import Submission
+from teams.roles import Role
 
 MAX_HOOKS = 50
 SAMPLE_SIZE = 3
@@ -47,7 +49,7 @@ def reachable_form(*, owner: User, api_key: ApiKey | None, identifier: str) -> F
         form_id = readable_form_id(api_key=api_key, identifier=identifier)
         form = Form.objects.filter(pk=form_id).first() if form_id is not None else None
     else:
-        form = Form.objects.filter(form_lookup(identifier), owner=owner).first()
+        form = access.reachable(owner, Role.EDITOR).filter(form_lookup(identifier)).first()
     if form is None:
         raise form_not_found()
     return form

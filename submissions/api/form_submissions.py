@@ -13,9 +13,11 @@ from rest_framework.metadata import SimpleMetadata
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.api.schema import ROLE_TOO_LOW, error
 from files.selectors import add_files
+from forms_app import access
 from forms_app.models import Form
-from forms_app.selectors import form_lookup, forms_of
+from forms_app.selectors import forms_of
 from submissions import export
 from submissions.models import Status, Submission
 from submissions.representation import (
@@ -25,6 +27,7 @@ from submissions.representation import (
 )
 from submissions.selectors import submissions_page
 from submissions.services import submission_delete, submission_mark_spam, submission_rescue
+from teams.roles import Role
 
 
 class PageParams(serializers.Serializer):
@@ -64,10 +67,12 @@ class UnderForm(viewsets.GenericViewSet):
     def get_queryset(self):
         return forms_of(self.request.user)
 
+    # The role each action needs on the form (forms_app/access.py); reading needs a viewer.
+    needed_roles: dict[str, str] = {}
+
     def get_object(self) -> Form:
-        form = get_object_or_404(self.get_queryset().filter(form_lookup(self.kwargs["pk"])))
-        self.check_object_permissions(self.request, form)
-        return form
+        needed = self.needed_roles.get(self.action or "", Role.VIEWER)
+        return access.form_for(self.request.user, self.kwargs["pk"], needed)
 
     def submission(self, submission_id: str) -> Submission:
         """One submission of this form, in either folder; 404 for any other."""
@@ -75,6 +80,9 @@ class UnderForm(viewsets.GenericViewSet):
 
 
 class FormSubmissionViewSet(UnderForm):
+    needed_roles = {"delete_submission": Role.EDITOR, "not_spam": Role.EDITOR,
+                    "mark_spam": Role.EDITOR}
+
     @extend_schema(
         request=None,
         parameters=[PageParams],
@@ -99,7 +107,8 @@ class FormSubmissionViewSet(UnderForm):
             }
         )
 
-    @extend_schema(request=None, responses={204: None}, summary="Erase one submission")
+    @extend_schema(request=None, responses={204: None, 403: error(ROLE_TOO_LOW)},
+                   summary="Erase one submission")
     @action(
         detail=True,
         methods=["delete"],
@@ -112,7 +121,7 @@ class FormSubmissionViewSet(UnderForm):
 
     @extend_schema(
         request=None,
-        responses={200: OwnerSubmissionSchema},
+        responses={200: OwnerSubmissionSchema, 403: error(ROLE_TOO_LOW)},
         summary="Not spam: move a submission to the inbox, count and deliver it",
     )
     @action(
@@ -127,7 +136,7 @@ class FormSubmissionViewSet(UnderForm):
 
     @extend_schema(
         request=None,
-        responses={200: OwnerSubmissionSchema},
+        responses={200: OwnerSubmissionSchema, 403: error(ROLE_TOO_LOW)},
         summary="Spam: move a submission to the spam folder",
     )
     @action(

@@ -247,8 +247,8 @@ def _store(
     ip = visit.ip or ""
     verdict = spam.judge(form_id=form.pk, blocked_words=form.blocked_words, data=data, ip=ip,
                          duplicate=ticket.duplicate)
-    if form.owner.spam_marks:
-        learning.judge(verdict, owner_id=form.owner_id, data=data)
+    if form.counted_on.spam_marks:
+        learning.judge(verdict, owner_id=form.counted_on_id, data=data)
     try:
         if verdict.held:
             held = submission_hold(**stored, verdict=verdict.as_json())

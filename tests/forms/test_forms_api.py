@@ -41,6 +41,8 @@ def test_create_form_returns_full_object(owner_api, settings):
         "spamCount": 0,
         "createdAt": body["createdAt"],
         "updatedAt": body["updatedAt"],
+        "teamId": None,
+        "role": "owner",
     }
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", body["createdAt"])
 

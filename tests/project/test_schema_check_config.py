@@ -59,6 +59,9 @@ def test_checks_are_off_only_where_named(loaded):
         "POST /api/v1/hooks": ["positive_data_acceptance"],
         "POST /api/v1/erasures": ["positive_data_acceptance"],
         "GET /api/v1/erasures/preview": ["positive_data_acceptance"],
+        "POST /api/v1/teams/{team_id}/invitations": ["positive_data_acceptance"],
+        "POST /api/v1/invitations/accept": ["positive_data_acceptance"],
+        "PATCH /api/v1/teams/{team_id}": ["positive_data_acceptance"],
         "POST /api/v1/f/{slug}": ["positive_data_acceptance", "negative_data_rejection"],
         "POST /f/{slug}": ["positive_data_acceptance", "negative_data_rejection"],
     }

@@ -253,6 +253,8 @@ def upgrade(database_url: str, tmp_path: Path, steps: list) -> dict[str, list]:
 
 
 def test_upgrading_from_1_0_0_keeps_owner_email_off_for_its_forms(scratch_database, tmp_path):
+    """And every form keeps its place under 1.2.0's teams: its owner's own (no team), reached
+    with the owner role, counted on its owner's monthly limit."""
     found = upgrade(scratch_database, tmp_path, [
         ["migrate", RELEASED],
         ["form", "Made under 1.0.0"],
@@ -261,8 +263,8 @@ def test_upgrading_from_1_0_0_keeps_owner_email_off_for_its_forms(scratch_databa
     ])
 
     assert found == {
-        "Made under 1.0.0": [False, False],
-        "Made after the upgrade": [True, True],
+        "Made under 1.0.0": [False, False, None, "owner", True],
+        "Made after the upgrade": [True, True, None, "owner", True],
     }
 
 
@@ -280,10 +282,10 @@ def test_an_installation_at_1_1_0_turns_off_only_what_the_upgrade_turned_on(scra
     ])
 
     assert found == {
-        "Untouched since 1.0.0": [False, False],
-        "Saved by its owner under 1.1.0": [True, True],
-        "Made under 1.1.0": [True, True],
-        "Made under 1.2.0": [True, True],
+        "Untouched since 1.0.0": [False, False, None, "owner", True],
+        "Saved by its owner under 1.1.0": [True, True, None, "owner", True],
+        "Made under 1.1.0": [True, True, None, "owner", True],
+        "Made under 1.2.0": [True, True, None, "owner", True],
     }
 
 

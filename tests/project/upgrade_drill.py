@@ -11,7 +11,8 @@ STEPS_JSON is a list of steps, run in order:
 - ``["save", name]``: the owner saves the form's settings (its ``updated_at`` moves on);
 - ``["new_form", name]``: a form made by this release's service, after the last migrate.
 
-It prints ``{name: [notify_owner, the OWNER_EMAIL integration's enabled or null]}``.
+It prints ``{name: [notify_owner, the OWNER_EMAIL integration's enabled or null, its team
+(null), its owner's role on it, whether its submissions count on its owner]}``.
 """
 
 from __future__ import annotations
@@ -74,13 +75,15 @@ def migrate(targets: dict[str, str] | None) -> None:
 
 
 def outcome() -> dict[str, list]:
+    from forms_app import access
     from forms_app.models import Form
     from integrations.models import Integration
 
     found = {}
     for form in Form.objects.all():
         row = Integration.objects.filter(form=form, type="OWNER_EMAIL").first()
-        found[form.name] = [form.notify_owner, row.enabled if row else None]
+        found[form.name] = [form.notify_owner, row.enabled if row else None, form.team_id,
+                            access.role_of(form.owner, form), form.counted_on_id == form.owner_id]
     return found
 
 

@@ -95,7 +95,7 @@ def admit(visit: Visit, form: Form, seen_key: str | None = None, token: str = ""
     ``seen_key``: the submission's fingerprint, noted for the duplicate check in the same
     round trip (submissions/intake/spam.py). ``token``: the id the submission will be stored
     under, which names its reservation."""
-    owner = form.owner
+    owner = form.counted_on
     ticket = Ticket(owner.pk, current_month(), quota.limit_of(owner), reserved=False,
                     token=token or str(new_id()))
     if _counter.admit(visit.rate_key, form, ticket, seen_key):

@@ -257,7 +257,7 @@ def _admit_in_redis(
 ) -> Ticket:
     if _stale_quotas or _unreleased:
         _catch_up(client)
-    owner = form.owner
+    owner = form.counted_on
     now = ratelimit.now()
     window = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
     rate_key = f"formflow:rate:submit:{form.pk}:{address}:{window}"

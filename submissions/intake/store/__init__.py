@@ -55,7 +55,8 @@ def submission_create(
     as it is now, which may answer ``monthly_limit_reached``, and stored under the same id.
     """
     if ticket is None:
-        ticket = Ticket(form.owner_id, current_month(), quota.limit_of(form.owner), reserved=False)
+        ticket = Ticket(form.counted_on_id, current_month(), quota.limit_of(form.counted_on),
+                        reserved=False)
     submission = Submission(
         id=submission_id or new_id(), form=form, data=data, ip=ip or None,
         user_agent=user_agent[:512], origin=origin[:300], spam=verdict, subject=subject or None,

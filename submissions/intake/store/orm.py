@@ -25,7 +25,7 @@ def store(submission: Submission, ticket: Ticket, *, lock_owner: bool = False) -
 def _store(template: Submission, ticket: Ticket, lock_owner: bool) -> Submission:
     form = template.form
     if not ticket.reserved:
-        _check_quota(form.owner_id, ticket, lock_owner)
+        _check_quota(form.counted_on_id, ticket, lock_owner)
     # A fresh row from the template: a fenced try that rolled back must leave it untouched.
     submission = Submission.objects.create(
         id=template.pk, form=form, data=template.data, ip=template.ip,
@@ -35,7 +35,7 @@ def _store(template: Submission, ticket: Ticket, lock_owner: bool) -> Submission
     submission.form = form
     hooks.accepted(submission)
     # Counted last (the lock order); under the admission's generation when Redis reserved it.
-    quota.record(form.owner_id, ticket.month, ticket.generation if ticket.reserved else None)
+    quota.record(form.counted_on_id, ticket.month, ticket.generation if ticket.reserved else None)
     return submission
 
 

@@ -41,8 +41,8 @@ def _in_one_statement(submission: Submission, month, generation: int) -> list:
     """Stores ``submission`` (its submitted_at set from the row); what each hook's part
     answered, in the order of ``hooks.receivers``."""
     form = submission.form
-    usage_sql, usage_params = quota.record_fenced(form.owner_id, month, generation)
-    parts = [receiver.accepted_sql(submission.pk, form.owner_id, form.pk,
+    usage_sql, usage_params = quota.record_fenced(form.counted_on_id, month, generation)
+    parts = [receiver.accepted_sql(submission.pk, form.account_wide_owner_id, form.pk,
                                    only_if="EXISTS (SELECT 1 FROM stored)")
              for receiver in hooks.receivers]
     hooks_sql = "".join(f", hook{index} AS ({sql})" for index, (sql, _) in enumerate(parts))

@@ -1,0 +1,164 @@
+"""Teams, their members and invitations. Who may do what is roles.py's; every change that
+could leave a team without an owner holds the team's row first, so two at once cannot."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import ProtectedError
+from django.http import Http404
+
+from accounts.models import User, normalize_email
+from core import clock, crypto
+from core.errors import ServiceError, forbidden, invalid
+from teams import hooks, mails
+from teams.models import Invitation, Membership, Team
+from teams.roles import Role, allows
+
+INVITATION_LIFETIME = timedelta(days=7)
+UNSET: Any = object()
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transaction.atomic
+def team_create(*, owner: User, name: str) -> Team:
+    team = Team.objects.create(name=name, account_of_record=owner)
+    Membership.objects.create(team=team, user=owner, role=Role.OWNER)
+    return team
+
+
+def _locked(team: Team) -> None:
+    Team.objects.select_for_update().filter(pk=team.pk).values_list("pk").get()
+
+
+@transaction.atomic
+def team_update(*, team: Team, role: str, name: str = UNSET,
+                account_of_record: Any = UNSET) -> Team:
+    """``role`` is the caller's: a name needs an admin, the account of record an owner."""
+    if name is not UNSET:
+        team.name = name
+    if account_of_record is not UNSET:
+        if not allows(role, Role.OWNER):
+            raise forbidden("Only an owner may hand the account of record to another owner.")
+        _locked(team)
+        if not team.memberships.filter(user_id=account_of_record, role=Role.OWNER).exists():
+            raise invalid({"accountOfRecord": "Choose an owner of this team."})
+        team.account_of_record_id = account_of_record
+        team.forms.update(account_id=account_of_record)  # their limits (Form.account)
+    team.save()
+    return team
+
+
+def team_delete(*, team: Team) -> None:
+    try:
+        team.delete()
+    except ProtectedError:
+        raise ServiceError("team_not_empty", "Move or delete the team's forms first.",
+                           status_code=409) from None
+
+
+def member_of(team: Team, user_id: Any) -> Membership:
+    try:
+        return team.memberships.select_related("user").get(user_id=user_id)
+    except (Membership.DoesNotExist, ValidationError):
+        raise Http404 from None
+
+
+def _may_manage(actor_role: str, target_role: str) -> None:
+    """Admins manage the members below owner; owners manage everyone."""
+    if not allows(actor_role, Role.ADMIN):
+        raise forbidden("Managing members needs the admin role.")
+    if target_role == Role.OWNER and actor_role != Role.OWNER:
+        raise forbidden("Only an owner may manage owners.")
+
+
+def _keep_an_owner(team: Team, leaving: Membership) -> None:
+    """The last owner can neither leave nor be demoted; the account of record passes to the
+    longest-standing owner left."""
+    if leaving.role != Role.OWNER:
+        return
+    others = team.memberships.filter(role=Role.OWNER).exclude(pk=leaving.pk).order_by(
+        "joined_at", "pk")
+    heir = others.first()
+    if heir is None:
+        raise ServiceError("last_owner", "A team must keep at least one owner.", status_code=409)
+    if team.account_of_record_id == leaving.user_id:
+        Team.objects.filter(pk=team.pk).update(account_of_record=heir.user_id)
+        team.forms.update(account_id=heir.user_id)
+
+
+@transaction.atomic
+def member_update(*, team: Team, actor_role: str, user_id: Any, role: str) -> Membership:
+    _locked(team)
+    member = member_of(team, user_id)
+    _may_manage(actor_role, member.role)
+    _may_manage(actor_role, role)
+    if role != Role.OWNER:
+        _keep_an_owner(team, member)
+    member.role = role
+    member.save(update_fields=["role"])
+    hooks.reach_changed(team.pk, member.user_id)
+    return member
+
+
+@transaction.atomic
+def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> None:
+    _locked(team)
+    member = member_of(team, user_id)
+    if member.user_id != actor.pk:
+        _may_manage(actor_role, member.role)
+    _keep_an_owner(team, member)
+    member.delete()
+    hooks.reach_changed(team.pk, member.user_id)
+
+
+@transaction.atomic
+def invitation_create(*, team: Team, actor: User, actor_role: str, email: str,
+                      role: str) -> Invitation:
+    _may_manage(actor_role, role)
+    token = secrets.token_urlsafe(32)  # 256 random bits
+    invitation = Invitation.objects.create(
+        team=team, email=normalize_email(email), role=role, token_hash=token_hash(token),
+        invited_by=actor, expires_at=clock.now() + INVITATION_LIFETIME,
+    )
+    # The broker sees only a sealed token.
+    sealed = crypto.encrypt(token)
+    transaction.on_commit(lambda: mails.send_invitation.delay(str(invitation.pk), sealed))
+    return invitation
+
+
+def invitation_delete(*, team: Team, invitation_id: Any) -> None:
+    try:
+        invitation = team.invitations.get(pk=invitation_id, accepted_at__isnull=True)
+    except (Invitation.DoesNotExist, ValidationError):
+        raise Http404 from None
+    invitation.delete()
+
+
+def _invalid_invitation() -> ServiceError:
+    return ServiceError("invalid_invitation",
+                        "This invitation is not valid: used, withdrawn or expired.")
+
+
+@transaction.atomic
+def invitation_accept(*, user: User, token: str) -> Team:
+    """Join the team as the invitation says; each invitation is used once."""
+    invitation = (Invitation.objects.select_for_update()
+                  .filter(token_hash=token_hash(token)).select_related("team").first())
+    if invitation is None or invitation.accepted_at or invitation.expires_at <= clock.now():
+        raise _invalid_invitation()
+    if not user.is_verified or normalize_email(user.email) != invitation.email:
+        raise forbidden("This invitation was sent to another address.")
+    invitation.accepted_at = clock.now()
+    invitation.save(update_fields=["accepted_at"])
+    Membership.objects.get_or_create(team=invitation.team, user=user,
+                                     defaults={"role": invitation.role})
+    return invitation.team
