@@ -5,6 +5,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import User
+from audit.services import Target, record, setting_names
 from core.errors import ServiceError, invalid
 from forms_app import field_rules, hooks
 from forms_app.models import Form
@@ -57,28 +58,39 @@ def _save(form: Form, **options: Any) -> None:
         raise
 
 
+API_NAMES = {"field_rules": "fields"}
+
+
+def _audit(form: Form, actor: User | None, action: str, details: dict | None = None) -> None:
+    record(owner=form.owner, actor=actor, action=action,
+           target=Target("form", form.pk, form.name), details=details)
+
+
 @transaction.atomic
-def form_create(*, owner: User, **values: Any) -> Form:
+def form_create(*, owner: User, actor: User | None = None, **values: Any) -> Form:
     form = Form(owner=owner)
     fields = _apply(form, values)
     _save(form)
     hooks.saved(form, created=True, fields=fields)
+    _audit(form, actor, "form.created")
     return form
 
 
 @transaction.atomic
-def form_update(*, form: Form, **changes: Any) -> Form:
+def form_update(*, form: Form, actor: User | None = None, **changes: Any) -> Form:
     # Only the changed columns, so a concurrent change to another column is never undone.
     # A new slug renews the form's version token like any change, so every web process drops
     # the copy it kept under the old slug at its next use (forms_app/form_cache.py).
     fields = _apply(form, changes)
     _save(form, update_fields=[*fields, "updated_at"])
     hooks.saved(form, created=False, fields=fields)
+    if fields:
+        _audit(form, actor, "form.changed", {"changed": setting_names(fields, API_NAMES)})
     return form
 
 
 @transaction.atomic
-def form_delete(*, form: Form) -> None:
+def form_delete(*, form: Form, actor: User | None = None) -> None:
     """Deletes the form and its submissions (and their files); its public endpoint answers
     404 from now on. One transaction: the files' objects leave the store once it commits.
 
@@ -87,4 +99,5 @@ def form_delete(*, form: Form) -> None:
     deliveries. Then nothing new can join the form, and the cascade below deletes every row
     it has."""
     hooks.deleting(form)
+    _audit(form, actor, "form.deleted")
     form.delete()

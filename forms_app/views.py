@@ -54,12 +54,14 @@ class FormViewSet(
 
     @extend_schema(responses={201: FormSerializer})
     def create(self, request: Request) -> Response:
-        form = services.form_create(owner=signed_in(request), **self._input(partial=False))
+        form = services.form_create(owner=signed_in(request), actor=signed_in(request),
+                                    **self._input(partial=False))
         return Response(shown(form), status=status.HTTP_201_CREATED)
 
     def partial_update(self, request: Request, pk: str) -> Response:
-        form = services.form_update(form=self.get_object(), **self._input(partial=True))
+        form = services.form_update(form=self.get_object(), actor=signed_in(self.request),
+                                    **self._input(partial=True))
         return Response(shown(form))
 
     def perform_destroy(self, instance: Form) -> None:
-        services.form_delete(form=instance)
+        services.form_delete(form=instance, actor=signed_in(self.request))

@@ -30,11 +30,11 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     # Through the service, so the submission's files leave storage and the quota with it.
     def delete_model(self, request, obj: Submission) -> None:
-        submission_delete(submission=obj)
+        submission_delete(submission=obj, actor=request.user)
 
     def delete_queryset(self, request, queryset) -> None:
         for submission in queryset:
-            submission_delete(submission=submission)
+            submission_delete(submission=submission, actor=request.user)
 
 
     @admin.display(description="Values")

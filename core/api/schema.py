@@ -190,6 +190,7 @@ TAGS = (
     ("/api/v1/erasures", "erasures"),
     ("/api/v1/api-keys", "api-keys"),
     ("/api/v1/submissions", "pull"),
+    ("/api/v1/audit", "audit"),
 )
 
 
