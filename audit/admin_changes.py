@@ -12,6 +12,12 @@ from django.db import transaction
 from audit.services import Target, record, setting_names
 
 
+def operator(request) -> Any:
+    """The signed-in operator of an admin request (None for one made without a session)."""
+    user = getattr(request, "user", None)
+    return user if getattr(user, "is_authenticated", False) else None
+
+
 class AuditedAdmin(admin.ModelAdmin):
     """Records ``<kind>.created``, ``<kind>.changed`` (the names of the fields changed, never
     their values) and ``<kind>.deleted`` in the owner's log, the operator as the actor."""
@@ -23,7 +29,7 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def _record(self, request, owner: Any, target: Target, verb: str,
                 details: dict[str, Any]) -> None:
-        record(owner=owner, actor=request.user, action=f"{target.type}.{verb}", target=target,
+        record(owner=owner, actor=operator(request), action=f"{target.type}.{verb}", target=target,
                details={**details, "via": "admin"})
 
     def save_model(self, request, obj, form, change) -> None:

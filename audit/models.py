@@ -16,7 +16,9 @@ class Entry(models.Model):
     id = IdField()
     at = models.DateTimeField(default=clock.now, editable=False)
     # The account whose log holds the entry. A team's entries will carry team_id instead.
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True,
+    # An account deleted leaves its entries (an operator still reads them in the admin) until
+    # their 400 days end: an operator who may delete an account may not thereby delete its log.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
                               related_name="audit_entries", editable=False)
     team_id = models.UUIDField(null=True, blank=True, editable=False)
     # Who did it; the address stays when the account is gone. Null: the service itself (a

@@ -14,7 +14,7 @@ from django.db import transaction
 from audit.models import KEPT_DAYS, Entry
 from core import clock
 
-PURGE_BATCH = 5000
+PURGE_BATCH = 500  # as the other purges: short transactions, no long lock
 
 
 @dataclass(frozen=True)

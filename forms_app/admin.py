@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db import models
 
-from audit.admin_changes import AuditedAdmin
+from audit.admin_changes import AuditedAdmin, operator
 from core.admin import ChangedFieldsOnlyAdmin
 from forms_app import hooks
 from forms_app.models import Form
@@ -40,8 +40,8 @@ class FormAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
 
     # Through the service, so the form's uploaded files leave storage and the quota with it.
     def delete_model(self, request, obj: Form) -> None:
-        form_delete(form=obj, actor=request.user)
+        form_delete(form=obj, actor=operator(request))
 
     def delete_queryset(self, request, queryset) -> None:
         for form in queryset:
-            form_delete(form=form, actor=request.user)
+            form_delete(form=form, actor=operator(request))

@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
-from audit.admin_changes import AuditedAdmin
+from audit.admin_changes import AuditedAdmin, operator
 from audit.services import Target
 from core.admin import ChangedFieldsOnlyAdmin
 from integrations import services
@@ -89,7 +89,7 @@ class IntegrationAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
     @admin.action(description="Disable the selected integrations")
     def disable_integrations(self, request, queryset: QuerySet[Integration]) -> None:
         for integration in queryset:
-            services.integration_disable(integration=integration, actor=request.user)
+            services.integration_disable(integration=integration, actor=operator(request))
         self.message_user(request, f"Disabled {queryset.count()} integrations.", messages.SUCCESS)
 
 

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
-from audit.admin_changes import AuditedAdmin
+from audit.admin_changes import AuditedAdmin, operator
 from forms_app.models import Form
 from pullapi import services
 from pullapi.models import ApiKey
@@ -49,5 +49,5 @@ class ApiKeyAdmin(AuditedAdmin):
     @admin.action(description="Revoke the selected API keys")
     def revoke_keys(self, request, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset:
-            services.api_key_revoke(api_key=api_key, actor=request.user)
+            services.api_key_revoke(api_key=api_key, actor=operator(request))
         self.message_user(request, f"Revoked {queryset.count()} API keys.", messages.SUCCESS)

@@ -125,6 +125,16 @@ def test_an_integration_deleted_in_the_admin_is_recorded(admin_client, operator,
                                                                 {"via": "admin"})
 
 
+def test_an_account_deleted_in_the_admin_leaves_its_log(admin_client, user):
+    entry = write(user)
+
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 302
+    kept = Entry.objects.get(pk=entry.pk)
+    assert (kept.owner_id, kept.actor_id, kept.actor_email) == (None, None, "owner@example.com")
+
+
 def test_the_purge_keeps_400_days(user):
     kept = write(user, at=clock.now() - timedelta(days=399, hours=23))
     write(user, at=clock.now() - timedelta(days=401))
