@@ -11,7 +11,8 @@ ACTIONS = {
                     "submissions.marked_not_spam", "submissions.exported"),
     "erasure": ("erasure.created",),
     "account": ("account.password_changed", "account.two_factor_enabled",
-                "account.two_factor_disabled"),
+                "account.two_factor_disabled", "account.created", "account.changed",
+                "account.deleted"),
 }
 
 FAMILY_LABELS = {

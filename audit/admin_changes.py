@@ -27,6 +27,10 @@ class AuditedAdmin(admin.ModelAdmin):
     def audit_target(self, obj: Any) -> Target:
         return Target(self.audit_kind, obj.pk, getattr(obj, "name", "") or str(obj))
 
+    def audit_owner(self, obj: Any) -> Any:
+        """The account whose log it is: the object's owner."""
+        return obj.owner
+
     def _record(self, request, owner: Any, target: Target, verb: str,
                 details: dict[str, Any]) -> None:
         record(owner=owner, actor=operator(request), action=f"{target.type}.{verb}", target=target,
@@ -37,13 +41,14 @@ class AuditedAdmin(admin.ModelAdmin):
         if change and not form.changed_data:
             return
         details = {"changed": setting_names(form.changed_data)} if change else {}
-        self._record(request, obj.owner, self.audit_target(obj),
+        self._record(request, self.audit_owner(obj), self.audit_target(obj),
                      "changed" if change else "created", details)
 
     def delete_model(self, request, obj) -> None:
-        owner, target = obj.owner, self.audit_target(obj)
+        owner, target = self.audit_owner(obj), self.audit_target(obj)
         super().delete_model(request, obj)
-        self._record(request, owner, target, "deleted", {})
+        # An account deleted has no log left to hold its own deletion: the operators' only.
+        self._record(request, None if owner is obj else owner, target, "deleted", {})
 
     def delete_queryset(self, request, queryset) -> None:
         for obj in queryset:

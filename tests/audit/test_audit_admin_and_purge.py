@@ -125,6 +125,36 @@ def test_an_integration_deleted_in_the_admin_is_recorded(admin_client, operator,
                                                                 {"via": "admin"})
 
 
+def test_an_account_changed_in_the_admin_names_the_fields(admin_client, operator, user):
+    page = admin_client.get(f"/admin/accounts/user/{user.pk}/change/")
+    assert page.status_code == 200
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/change/", {
+        "email": user.email, "name": "", "is_verified": "on", "is_active": "on",
+        "monthly_submission_limit": 5000, "date_joined_0": "2026-01-01",
+        "date_joined_1": "00:00:00", "initial-date_joined_0": "2026-01-01",
+        "initial-date_joined_1": "00:00:00",
+    })
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    entry = only("account.changed")
+    assert (entry.owner_id, entry.actor_id, entry.target_type) == (user.pk, operator.pk,
+                                                                   "account")
+    assert "monthlySubmissionLimit" in entry.details["changed"]
+
+
+def test_a_password_set_in_the_admin_is_recorded_never_the_password(admin_client, operator,
+                                                                    user):
+    secret = "a brand new passphrase 42"
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/password/", {
+        "password1": secret, "password2": secret, "usable_password": "true"})
+
+    assert response.status_code == 302
+    entry = only("account.password_changed")
+    assert (entry.owner_id, entry.actor_id, entry.details) == (
+        user.pk, operator.pk, {"how": "set", "via": "admin"})
+    assert secret not in str(entry.details)
+
+
 def test_an_account_deleted_in_the_admin_leaves_its_log(admin_client, user):
     entry = write(user)
 
@@ -133,6 +163,8 @@ def test_an_account_deleted_in_the_admin_leaves_its_log(admin_client, user):
     assert response.status_code == 302
     kept = Entry.objects.get(pk=entry.pk)
     assert (kept.owner_id, kept.actor_id, kept.actor_email) == (None, None, "owner@example.com")
+    deleted = only("account.deleted")
+    assert (deleted.owner_id, deleted.target_id) == (None, str(user.pk))
 
 
 def test_the_purge_keeps_400_days(user):
