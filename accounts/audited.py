@@ -10,5 +10,5 @@ from audit.services import Target, record
 
 def account_audit(user: User, action: str, details: dict[str, Any] | None = None) -> None:
     """Made by the account's holder: a signed-in change, or a reset through their inbox."""
-    record(owner=user, actor=user, action=action, target=Target("account", user.pk, user.email),
-           details=details)
+    record(owner_id=user.pk, actor=user, action=action,
+           target=Target("account", user.pk, user.email), details=details)

@@ -33,8 +33,8 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def _record(self, request, owner: Any, target: Target, verb: str,
                 details: dict[str, Any]) -> None:
-        record(owner=owner, actor=operator(request), action=f"{target.type}.{verb}", target=target,
-               details={**details, "via": "admin"})
+        record(owner_id=getattr(owner, "pk", None), actor=operator(request),
+               action=f"{target.type}.{verb}", target=target, details={**details, "via": "admin"})
 
     def save_model(self, request, obj, form, change) -> None:
         super().save_model(request, obj, form, change)

@@ -28,15 +28,14 @@ class NotInTransaction(RuntimeError):
     pass
 
 
-def record(*, owner: AbstractBaseUser | None, actor: AbstractBaseUser | None, action: str,
-           target: Target, details: dict[str, Any] | None = None,
-           team_id: Any = None) -> Entry:
-    """One entry in ``owner``'s log (or, later, a team's). Refused outside a transaction: an
-    entry written on its own could outlive a change that rolled back."""
+def record(*, owner_id: Any, actor: AbstractBaseUser | None, action: str, target: Target,
+           details: dict[str, Any] | None = None, team_id: Any = None) -> Entry:
+    """One entry in the log of the account ``owner_id`` (or, later, a team's). Refused outside
+    a transaction: an entry written on its own could outlive a change that rolled back."""
     if not transaction.get_connection().in_atomic_block:
         raise NotInTransaction(f"audit.record({action!r}) outside the change's transaction")
     return Entry.objects.create(
-        owner_id=owner.pk if owner is not None else None, team_id=team_id,
+        owner_id=owner_id, team_id=team_id,
         actor_id=actor.pk if actor is not None else None,
         actor_email=getattr(actor, "email", "") if actor is not None else "",
         action=action, target_type=target.type, target_id=str(target.id),

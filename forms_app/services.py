@@ -62,7 +62,7 @@ API_NAMES = {"field_rules": "fields"}
 
 
 def _audit(form: Form, actor: User | None, action: str, details: dict | None = None) -> None:
-    record(owner=form.owner, actor=actor, action=action,
+    record(owner_id=form.owner_id, actor=actor, action=action,
            target=Target("form", form.pk, form.name), details=details)
 
 

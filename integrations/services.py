@@ -41,7 +41,7 @@ def audit_entry(integration: Integration, actor: User | None, verb: str,
     """The entry names the integration by where it delivers (a host, an address), never by
     a secret of its config."""
     kind = "subscription" if integration.hook else "integration"
-    record(owner=integration.owner, actor=actor, action=f"{kind}.{verb}",
+    record(owner_id=integration.owner_id, actor=actor, action=f"{kind}.{verb}",
            target=Target(kind, integration.pk, destination(integration)),
            details={"type": integration.type, **(details or {})})
 

@@ -50,7 +50,7 @@ def _scopes(asked: Any) -> str:
 
 def _audit(api_key: ApiKey, actor: User | None, action: str, details: dict[str, Any]) -> None:
     """The key by its name and id; never its value, which only its maker ever sees."""
-    record(owner=api_key.owner, actor=actor, action=action,
+    record(owner_id=api_key.owner_id, actor=actor, action=action,
            target=Target("api_key", api_key.pk, api_key.name), details=details)
 
 

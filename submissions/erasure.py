@@ -92,7 +92,7 @@ def erasure_create(*, owner: User, email: Any, actor: User | None = None) -> Era
         email_hint=mask(address),
         submissions=erased,
     )
-    record(owner=owner, actor=actor, action="erasure.created",
+    record(owner_id=owner.pk, actor=actor, action="erasure.created",
            target=Target("erasure", receipt.pk, receipt.email_hint),
            details={"submissions": erased})
     return receipt

@@ -36,7 +36,7 @@ Move = TypeVar("Move", bound=Callable[..., Submission])
 def _audit(form: Form, actor: User | None, action: str, details: dict[str, Any]) -> None:
     """An owner's change to a form's submissions, in the form's log: which ones, never their
     values."""
-    record(owner=form.owner, actor=actor, action=action,
+    record(owner_id=form.owner_id, actor=actor, action=action,
            target=Target("form", form.pk, form.name), details=details)
 
 

@@ -29,7 +29,7 @@ def admin_client(client, operator):
 
 def write(owner, at=None) -> Entry:
     with transaction.atomic():
-        entry = record(owner=owner, actor=owner, action="form.changed",
+        entry = record(owner_id=owner.pk, actor=owner, action="form.changed",
                        target=Target("form", "f1", "Contact"))
     if at is not None:
         Entry.objects.filter(pk=entry.pk).update(at=at)

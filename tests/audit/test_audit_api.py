@@ -13,7 +13,7 @@ from tests.audit.conftest import AUDIT
 
 def write(owner, action="form.changed", at=None, actor=None, name="Contact"):
     with transaction.atomic():
-        entry = record(owner=owner, actor=actor or owner, action=action,
+        entry = record(owner_id=owner.pk, actor=actor or owner, action=action,
                        target=Target("form", "f1", name), details={"changed": ["name"]})
     if at is not None:
         Entry.objects.filter(pk=entry.pk).update(at=at)
@@ -124,7 +124,7 @@ def test_another_accounts_entries_are_never_shown(owner_api, user, other_user):
 
 def test_a_team_entry_is_not_in_the_personal_log(owner_api, user):
     with transaction.atomic():
-        record(owner=user, actor=user, action="form.changed", target=Target("form", "f"),
+        record(owner_id=user.pk, actor=user, action="form.changed", target=Target("form", "f"),
                team_id="6f1c1c2e-7c51-4a8e-9a43-0e3f3f7f0c01")
 
     assert owner_api.get(AUDIT).json()["data"] == []

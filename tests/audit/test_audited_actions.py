@@ -88,7 +88,7 @@ def test_an_entry_outside_a_transaction_is_refused(user):
     from audit.services import NotInTransaction, Target, record
 
     with pytest.raises(NotInTransaction):
-        record(owner=user, actor=user, action="form.created", target=Target("form", "x"))
+        record(owner_id=user.pk, actor=user, action="form.created", target=Target("form", "x"))
     assert entries() == []
 
 

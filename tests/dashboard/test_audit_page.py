@@ -15,7 +15,7 @@ PAGE = "/dashboard/account/audit"
 
 def write(owner, action="form.changed", name="Contact", at=None) -> Entry:
     with transaction.atomic():
-        entry = record(owner=owner, actor=owner, action=action,
+        entry = record(owner_id=owner.pk, actor=owner, action=action,
                        target=Target("form", "f1", name),
                        details={"changed": ["name", "redirectUrl"], "success": True})
     if at is not None:
