@@ -29,28 +29,28 @@ class AuditParams(serializers.Serializer):
         help_text="An action (form.changed) or a family of them (form)")
 
 
-class ActorSchema(serializers.Serializer):
+class AuditActor(serializers.Serializer):
     _id = serializers.CharField(allow_null=True, help_text="null: the service itself")
     email = serializers.CharField(allow_blank=True)
 
 
-class TargetSchema(serializers.Serializer):
+class AuditTarget(serializers.Serializer):
     type = serializers.CharField()
     _id = serializers.CharField()
     name = serializers.CharField(allow_blank=True)
 
 
-class EntrySchema(serializers.Serializer):
+class AuditEntry(serializers.Serializer):
     _id = serializers.CharField()
     at = serializers.DateTimeField()
-    actor = ActorSchema()
+    actor = AuditActor()
     action = serializers.CharField()
-    target = TargetSchema()
+    target = AuditTarget()
     details = serializers.DictField()
 
 
 PageSchema = inline_serializer("AuditPage", {
-    "data": EntrySchema(many=True),
+    "data": AuditEntry(many=True),
     "nextCursor": serializers.CharField(allow_null=True),
     "hasMore": serializers.BooleanField(),
 })
