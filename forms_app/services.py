@@ -81,12 +81,20 @@ def form_update(*, form: Form, actor: User | None = None, **changes: Any) -> For
     # Only the changed columns, so a concurrent change to another column is never undone.
     # A new slug renews the form's version token like any change, so every web process drops
     # the copy it kept under the old slug at its next use (forms_app/form_cache.py).
+    before = {field: getattr(form, field) for field in UPDATABLE}
     fields = _apply(form, changes)
     _save(form, update_fields=[*fields, "updated_at"])
     hooks.saved(form, created=False, fields=fields)
-    if fields:
-        _audit(form, actor, "form.changed", {"changed": setting_names(fields, API_NAMES)})
+    changed = _differing(form, fields, before)
+    if changed:
+        _audit(form, actor, "form.changed", {"changed": setting_names(changed, API_NAMES)})
     return form
+
+
+def _differing(form: Form, fields: list[str], before: dict[str, Any]) -> list[str]:
+    """The columns whose values changed; a secret sent counts, as it is never compared."""
+    return [field for field in fields
+            if field not in before or getattr(form, field) != before[field]]
 
 
 @transaction.atomic

@@ -50,8 +50,18 @@ def test_a_form_changed_names_the_settings_never_the_secret(owner_api, user, for
 
 def test_a_patch_that_changes_nothing_records_nothing(owner_api, form):
     assert owner_api.patch(f"/api/v1/forms/{form.pk}", {}, format="json").status_code == 200
+    same = owner_api.patch(f"/api/v1/forms/{form.pk}", {"name": form.name, "rateLimit": 10},
+                           format="json")
 
+    assert same.status_code == 200
     assert entries("form.changed") == []
+
+
+def test_only_the_settings_whose_values_changed_are_named(owner_api, form):
+    owner_api.patch(f"/api/v1/forms/{form.pk}", {"name": form.name, "rateLimit": 25},
+                    format="json")
+
+    assert only("form.changed").details == {"changed": ["rateLimit"]}
 
 
 def test_a_refused_change_records_nothing(owner_api, form, other_user):
