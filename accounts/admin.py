@@ -4,12 +4,15 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 
 from accounts import registration, two_factor
 from accounts.device import Client
 from accounts.models import EmailCode, Invitation, MailerStatus, User
 from accounts.services import usage_reset, user_authenticate
+from audit.admin_changes import AuditedAdmin
+from audit.services import Target
 from core.admin import ChangedFieldsOnlyAdmin
 from core.errors import ServiceError
 
@@ -27,7 +30,8 @@ class UserEditForm(UserChangeForm):
 
 
 @admin.register(User)
-class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
+class UserAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin, BaseUserAdmin):
+    audit_kind = "account"
     add_form = UserCreateForm
     form = UserEditForm
     ordering = ["email"]
@@ -63,6 +67,23 @@ class UserAdmin(ChangedFieldsOnlyAdmin, BaseUserAdmin):
         # A deactivated user's tokens stay dead if the account is ever activated again.
         if change and "is_active" in form.changed_data and not obj.is_active:
             obj.revoke_tokens()
+
+    def audit_owner(self, obj: User) -> User:
+        return obj
+
+    def audit_target(self, obj: User) -> Target:
+        return Target("account", obj.pk, obj.email)
+
+    def user_change_password(self, request, id, form_url=""):
+        """The operator's password form, recorded in the account's log as its holder's own
+        change is, in the same transaction."""
+        with transaction.atomic():
+            response = super().user_change_password(request, id, form_url)
+            if request.method == "POST" and response.status_code == 302:
+                user = self.get_object(request, id)
+                self._record(request, user, self.audit_target(user), "password_changed",
+                             {"how": "set"})
+        return response
 
     @admin.display(description="Used this month")
     def usage_this_month(self, user: User) -> str:

@@ -18,6 +18,7 @@ from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts import codes, hooks, signin_guard, tasks, two_factor
+from accounts.audited import account_audit
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
 from accounts.models import (
@@ -246,6 +247,7 @@ def _reset(password: str) -> Callable[[User], None]:
         user.set_password(password)
         user.is_verified = True
         user.save(update_fields=["password", "is_verified"])
+        account_audit(user, "account.password_changed", {"how": "reset"})
         # A verification code and sign-ups still waiting are moot now: the inbox chose this.
         EmailCode.objects.filter(user=user, purpose=CodePurpose.VERIFY).delete()
         SignUpAttempt.objects.filter(email=user.email).delete()
@@ -295,6 +297,7 @@ def _password_set(user: User, new_password: str) -> User:
     with transaction.atomic():
         user.set_password(new_password)
         user.save(update_fields=["password"])
+        account_audit(user, "account.password_changed", {"how": "change"})
         # A reset asked for before the change (its code, its link) would undo it: whoever
         # saw that mail could still set the password for the rest of its 30 minutes.
         EmailCode.objects.filter(user=user, purpose=CodePurpose.RESET).delete()

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts import signin_guard
+from accounts.audited import account_audit
 from accounts.device import Client
 from accounts.models import TwoFactor, User
 from core import crypto
@@ -104,6 +105,7 @@ def enable(*, user: User, code: str) -> list[str]:
     entry.recovery_hashes = [_recovery_hash(user, c) for c in codes]
     entry.save(update_fields=["enabled", "last_step", "recovery_hashes"])
     user.revoke_tokens()
+    account_audit(user, "account.two_factor_enabled")
     return codes
 
 
@@ -130,6 +132,7 @@ def disable(*, user: User, password: str, code: str, client: Client | None = Non
         raise invalid_otp(status_code=400)
     TwoFactor.objects.filter(user=user).delete()
     user.revoke_tokens()
+    account_audit(user, "account.two_factor_disabled")
 
 
 @transaction.atomic

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "audit",
     "accounts",
     "teams",
     "forms_app",
@@ -360,7 +361,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-deliveries": {"task": "integrations.tasks.sweep_deliveries", "schedule": 5},
     # The feed's sequencer (submissions/feed/); readers also run it before they read.
     "place-in-feed": {"task": "submissions.tasks.place_in_feed", "schedule": 2},
-    # Retention, spam, Idempotency-Keys and revoked tokens (integrations/jobs.py).
+    # Retention, spam, Idempotency-Keys, revoked tokens, the audit log's 400 days
+    # (integrations/jobs.py).
     "purge": {"task": "submissions.tasks.purge", "schedule": 3600},
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 2  # a broker outage must not hold a submission for long

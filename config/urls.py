@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/v1/", include("files.urls")),
     path("api/v1/", include("teams.urls")),
     path("api/v1/", include("integrations.hooks.urls")),
+    path("api/v1/", include("audit.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("healthz", operations.healthz, name="health"),

@@ -16,6 +16,7 @@ from typing import cast
 
 from django import forms
 
+from audit.actions import ACTIONS, FAMILY_LABELS
 from dashboard.zones import zone_names
 from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider
@@ -593,3 +594,19 @@ def add_rule_errors(rows: list, details: dict[str, str]) -> list[str]:
         field = parts[2] if len(parts) > 2 and parts[2] in RULE_INPUTS else None
         rows[int(parts[1])].add_error(field, text)
     return unplaced
+
+
+def _audit_choices() -> list:
+    return [("", "Every action"), *[
+        (label, [(family, f"All: {label.lower()}"),
+                 *[(action, action) for action in actions]])
+        for family, actions in ACTIONS.items() for label in [FAMILY_LABELS[family]]]]
+
+
+class AuditFilterForm(DashboardForm):
+    """The audit log's filters, as the API's: an action or a family of them, and a first day."""
+
+    action = forms.ChoiceField(label="Action", required=False, choices=_audit_choices)
+    since = forms.DateField(label="Since", required=False,
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    cursor = forms.CharField(required=False, max_length=4000, widget=forms.HiddenInput)

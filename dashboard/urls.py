@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from dashboard.views import (
     account,
     api_keys,
+    audit,
     confirm,
     erasure,
     form_sections,
@@ -41,6 +42,7 @@ urlpatterns = [
     path("account/erasure", erasure.erasure_page, name="erasure"),
     path("account/erasure/confirm", erasure.erasure_confirm, name="erasure-confirm"),
     path("account/time-zone", account.account_time_zone, name="time-zone"),
+    path("account/audit", audit.audit_page, name="audit"),
     path("forms", home.form_create, name="form-create"),
     # A form's sections, each its own page (dashboard/views/form_sections.py).
     path("forms/<str:form_id>", form_sections.form_inbox, name="form"),
@@ -98,6 +100,7 @@ GUESSED = {
     "sign-in": "login", "signin": "login", "log-in": "login", "register": "signup",
     "sign-up": "signup", "forgot": "forgot-password", "password-reset": "forgot-password",
     "two-step": "two-factor", "2fa": "two-factor", "security": "two-factor",
+    "audit": "audit", "audit-log": "audit", "activity": "audit",
 }
 urlpatterns += [
     path(guessed, RedirectView.as_view(pattern_name=f"dashboard:{page}", query_string=True))

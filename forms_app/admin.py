@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.db import models
 
+from audit.admin_changes import AuditedAdmin, operator
 from core.admin import ChangedFieldsOnlyAdmin
 from forms_app import hooks
 from forms_app.models import Form
@@ -8,7 +9,8 @@ from forms_app.services import form_delete
 
 
 @admin.register(Form)
-class FormAdmin(ChangedFieldsOnlyAdmin):
+class FormAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
+    audit_kind = "form"
     list_display = ["name", "slug", "owner", "submission_count", "rate_limit", "created_at"]
     list_select_related = ["owner"]
     search_fields = ["name", "slug", "owner__email"]
@@ -38,8 +40,8 @@ class FormAdmin(ChangedFieldsOnlyAdmin):
 
     # Through the service, so the form's uploaded files leave storage and the quota with it.
     def delete_model(self, request, obj: Form) -> None:
-        form_delete(form=obj)
+        form_delete(form=obj, actor=operator(request))
 
     def delete_queryset(self, request, queryset) -> None:
         for form in queryset:
-            form_delete(form=form)
+            form_delete(form=form, actor=operator(request))

@@ -5,6 +5,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import User
+from audit.services import Target, record, setting_names
 from core.errors import ServiceError, invalid
 from forms_app import field_rules, hooks
 from forms_app.models import Form
@@ -59,6 +60,14 @@ def _save(form: Form, **options: Any) -> None:
         raise
 
 
+API_NAMES = {"field_rules": "fields"}
+
+
+def _audit(form: Form, actor: User | None, action: str, details: dict | None = None) -> None:
+    record(owner_id=form.owner_id, actor=actor, action=action, team_id=form.team_id,
+           target=Target("form", form.pk, form.name), details=details)
+
+
 def account_of(owner: User, team: Team | None) -> User:
     """Whose limits a form counts on: its owner's, or its team's account of record's (its
     creator's, should the team have none)."""
@@ -68,38 +77,58 @@ def account_of(owner: User, team: Team | None) -> User:
 
 
 @transaction.atomic
-def form_create(*, owner: User, team: Team | None = None, **values: Any) -> Form:
+def form_create(*, owner: User, team: Team | None = None, actor: User | None = None,
+                **values: Any) -> Form:
     form = Form(owner=owner, team=team, account=account_of(owner, team))
     fields = _apply(form, values)
     _save(form)
     hooks.saved(form, created=True, fields=fields)
+    _audit(form, actor, "form.created")
     return form
 
 
 @transaction.atomic
-def form_update(*, form: Form, **changes: Any) -> Form:
+def form_update(*, form: Form, actor: User | None = None, **changes: Any) -> Form:
     # Only the changed columns, so a concurrent change to another column is never undone.
     # A new slug renews the form's version token like any change, so every web process drops
     # the copy it kept under the old slug at its next use (forms_app/form_cache.py).
+    before = {field: getattr(form, field) for field in UPDATABLE}
     fields = _apply(form, changes)
     _save(form, update_fields=[*fields, "updated_at"])
     hooks.saved(form, created=False, fields=fields)
+    changed = _differing(form, fields, before)
+    if changed:
+        _audit(form, actor, "form.changed", {"changed": setting_names(changed, API_NAMES)})
     return form
 
 
+def _differing(form: Form, fields: list[str], before: dict[str, Any]) -> list[str]:
+    """The columns whose values changed; a secret sent counts, as it is never compared."""
+    return [field for field in fields
+            if field not in before or getattr(form, field) != before[field]]
+
+
 @transaction.atomic
-def form_move(*, form: Form, team: Team | None) -> Form:
+@transaction.atomic
+def form_move(*, form: Form, team: Team | None, actor: User | None = None) -> Form:
     """Into a team, or back to its creator's own forms (None). Its creator stays ``owner``;
-    who may reach it is forms_app/access.py's answer from now on."""
+    who may reach it is forms_app/access.py's answer from now on. Recorded in the log of
+    the side it left and of the side it joined."""
+    left = form.team_id
     form.team = team
     form.account = account_of(form.owner, team)
     form.save(update_fields=["team", "account", "updated_at"])
     hooks.saved(form, created=False, fields=["team"])
+    joined = team.pk if team else None
+    details = {"from": str(left) if left else None, "to": str(joined) if joined else None}
+    for side in dict.fromkeys([left, joined]):  # None is the creator's own log
+        record(owner_id=form.owner_id, actor=actor, action="form.moved", team_id=side,
+               target=Target("form", form.pk, form.name), details=details)
     return form
 
 
 @transaction.atomic
-def form_delete(*, form: Form) -> None:
+def form_delete(*, form: Form, actor: User | None = None) -> None:
     """Deletes the form and its submissions (and their files); its public endpoint answers
     404 from now on. One transaction: the files' objects leave the store once it commits.
 
@@ -108,4 +137,5 @@ def form_delete(*, form: Form) -> None:
     deliveries. Then nothing new can join the form, and the cascade below deletes every row
     it has."""
     hooks.deleting(form)
+    _audit(form, actor, "form.deleted")
     form.delete()

@@ -82,7 +82,8 @@ class FormViewSet(
     def create(self, request: Request) -> Response:
         values = self._input(partial=False)
         team = team_to_admin(signed_in(request), values.pop("team_id", None))
-        form = services.form_create(owner=signed_in(request), team=team, **values)
+        form = services.form_create(owner=signed_in(request), team=team,
+                                    actor=signed_in(request), **values)
         return Response(shown(form, self._role(form)), status=status.HTTP_201_CREATED)
 
     def _role(self, form: Form) -> str | None:
@@ -99,12 +100,12 @@ class FormViewSet(
         form = self.get_object(Role.ADMIN if moving else Role.EDITOR)
         team = team_to_admin(signed_in(request), team_id, form) if moving else None
         if changes:
-            form = services.form_update(form=form, **changes)
+            form = services.form_update(form=form, actor=signed_in(request), **changes)
         if moving:
-            form = services.form_move(form=form, team=team)
+            form = services.form_move(form=form, team=team, actor=signed_in(request))
         return Response(shown(form, self._role(form)))
 
     @extend_schema(responses={204: None, 403: FORBIDDEN})
     def destroy(self, request: Request, pk: str) -> Response:
-        services.form_delete(form=self.get_object(Role.ADMIN))
+        services.form_delete(form=self.get_object(Role.ADMIN), actor=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

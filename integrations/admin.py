@@ -1,10 +1,13 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
+from audit.admin_changes import AuditedAdmin, operator
+from audit.services import Target
 from core.admin import ChangedFieldsOnlyAdmin
 from integrations import services
 from integrations.delivery import retry
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
+from integrations.naming import destination
 from integrations.serializers import public_config
 from submissions.admin import SubmissionAdmin
 
@@ -41,7 +44,7 @@ class DeliveryAttemptInline(ReadOnlyInline):
 
 
 @admin.register(Integration)
-class IntegrationAdmin(ChangedFieldsOnlyAdmin):
+class IntegrationAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
     list_display = ["id", "type", "hook", "owner", "form", "enabled", "status", "last_run_at",
                     "last_error"]
     list_select_related = ["owner", "form"]
@@ -80,10 +83,13 @@ class IntegrationAdmin(ChangedFieldsOnlyAdmin):
     def has_add_permission(self, request) -> bool:
         return False  # owners create integrations; secrets never pass through the admin
 
+    def audit_target(self, obj: Integration) -> Target:
+        return Target("subscription" if obj.hook else "integration", obj.pk, destination(obj))
+
     @admin.action(description="Disable the selected integrations")
     def disable_integrations(self, request, queryset: QuerySet[Integration]) -> None:
         for integration in queryset:
-            services.integration_disable(integration=integration)
+            services.integration_disable(integration=integration, actor=operator(request))
         self.message_user(request, f"Disabled {queryset.count()} integrations.", messages.SUCCESS)
 
 

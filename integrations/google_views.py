@@ -114,5 +114,6 @@ class GoogleCallbackView(APIView):
             form=form,
             tokens=google.Tokens.from_credentials(creds).as_dict(),
             spreadsheet=spreadsheet,
+            actor=signed_in(request),
         )
         return landing(connected=str(integration.pk))

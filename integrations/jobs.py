@@ -12,6 +12,7 @@ from celery import shared_task
 from django.db import transaction
 
 from accounts.services import revoked_tokens_purge, sign_up_attempts_purge
+from audit.services import entries_purge
 from core import crypto
 from files.services import orphan_objects_sweep
 from forms_app.models import Form
@@ -28,8 +29,9 @@ def purge() -> dict[str, int]:
     past their form's retentionDays, spam after 30 days, Idempotency-Keys after 24 h, revoked
     tokens once they have expired anyway, sign-ups of addresses never verified after 30 days,
     the marks that keep autoresponses to one an hour once their hour is past, uploaded
-    files whose submission was never stored, and stored objects no file row names (a web
-    process killed while writing them). How many of each kind went.
+    files whose submission was never stored, stored objects no file row names (a web
+    process killed while writing them), and audit log entries after 400 days. How many of
+    each kind went.
 
     Then each folder's new rows are folded into its count, so no read has a long tail to
     count."""
@@ -43,6 +45,7 @@ def purge() -> dict[str, int]:
         "owner_digest_hours": digest.expired_purge(),
         "orphan_files": orphan_files_purge(),
         "orphan_stored_objects": orphan_objects_sweep(),
+        "audit_entries": entries_purge(),
     }
     folders.advance_all(list(Form.objects.values_list("pk", flat=True)))
     return went

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import User
+from audit.services import Target, record
 from core import clock
 from core.errors import ServiceError, invalid, retry_later
 from core.infra import ratelimit, wallclock
@@ -25,6 +26,7 @@ from integrations.models import (
     DeliveryState,
     Integration,
 )
+from integrations.naming import destination
 from integrations.sheet_columns import FIXED as FIXED_COLUMNS
 from integrations.validation import split_config
 from teams.roles import Role
@@ -35,6 +37,18 @@ UNSET: Any = object()
 
 
 # --- Lifecycle ------------------------------------------------------------------------------
+
+
+def audit_entry(integration: Integration, actor: User | None, verb: str,
+           details: dict[str, Any] | None = None) -> None:
+    """The entry names the integration by where it delivers (a host, an address), never by
+    a secret of its config."""
+    kind = "subscription" if integration.hook else "integration"
+    # A team form's integration is in the team's log; an account-wide one in its owner's.
+    team_id = integration.form.team_id if integration.form_id else None
+    record(owner_id=integration.owner_id, actor=actor, action=f"{kind}.{verb}", team_id=team_id,
+           target=Target(kind, integration.pk, destination(integration)),
+           details={"type": integration.type, **(details or {})})
 
 
 def _owned_form(owner: User, identifier: str | None) -> Form | None:
@@ -49,7 +63,8 @@ def _owned_form(owner: User, identifier: str | None) -> Form | None:
 
 @transaction.atomic
 def integration_create(
-    *, owner: User, type: str, config: Any, form_id: str | None = None
+    *, owner: User, type: str, config: Any, form_id: str | None = None,
+    actor: User | None = None,
 ) -> Integration:
     kind = kinds.KINDS.get(type)
     if kind is None:
@@ -64,7 +79,12 @@ def integration_create(
     )
     integration.set_secrets({**secrets, **kind.generated()})
     integration.save()
+    audit_entry(integration, actor, "created", _form_detail(integration))
     return integration
+
+
+def _form_detail(integration: Integration) -> dict[str, Any]:
+    return {"formId": str(integration.form_id) if integration.form_id else None}
 
 
 def events_column(config: dict[str, Any]) -> str:
@@ -101,7 +121,8 @@ def integration_update(
 
     Only the changed columns are written: workers update the status columns meanwhile.
     """
-    changed = []
+    changed: list[str] = []
+    sent: list[str] = []
     if config is not UNSET:
         kind = kinds.get(integration.type)
         if not isinstance(config, dict):
@@ -116,14 +137,18 @@ def integration_update(
         integration.events = events_column(public)
         integration.set_secrets({**secrets, **generated})
         changed += ["config", "secrets_encrypted", "events"]
+        sent += [f"config.{key}" for key in sorted(config)]
     if form_id is not UNSET:
         integration.form = _owned_form(actor or integration.owner, form_id)
         changed.append("form")
+        sent.append("formId")
     if enabled is not None:
         integration.enabled = enabled
         changed.append("enabled")
+        sent.append("enabled")
     if changed:
         integration.save(update_fields=changed)
+        audit_entry(integration, actor, "changed", {"changed": sent})
     return integration
 
 
@@ -181,16 +206,22 @@ def form_saved(form: Form, *, created: bool, fields: Collection[str]) -> None:
         owner_email_sync(form=form)
 
 
-def integration_delete(*, integration: Integration) -> None:
+@transaction.atomic
+def integration_delete(*, integration: Integration, actor: User | None = None) -> None:
+    audit_entry(integration, actor, "deleted")
     integration.delete()
 
 
-def integration_disable(*, integration: Integration) -> None:
+@transaction.atomic
+def integration_disable(*, integration: Integration, actor: User | None = None) -> None:
     Integration.objects.filter(pk=integration.pk).update(enabled=False)
+    audit_entry(integration, actor, "changed", {"changed": ["enabled"]})
 
 
+@transaction.atomic
 def sheets_integration_create(
-    *, owner: User, form: Form | None, tokens: dict[str, Any], spreadsheet: dict[str, Any]
+    *, owner: User, form: Form | None, tokens: dict[str, Any], spreadsheet: dict[str, Any],
+    actor: User | None = None,
 ) -> Integration:
     integration = Integration(
         owner=owner,
@@ -201,10 +232,13 @@ def sheets_integration_create(
     )
     integration.set_secrets(tokens)
     integration.save()
+    audit_entry(integration, actor, "created", _form_detail(integration))
     return integration
 
 
-def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
+def integration_send_test(
+    *, integration: Integration, actor: User | None = None
+) -> tuple[bool, str]:
     """Send a sample event now, in this request; it counts for the status like any delivery.
 
     At most 10 a minute per account, and the request waits at most 5 s for the receiver, so
@@ -223,7 +257,10 @@ def integration_send_test(*, integration: Integration) -> tuple[bool, str]:
     )
     with wallclock.deadline(TEST_SEND_DEADLINE_SECONDS):
         result = delivery_run(delivery.pk)
-    if result is not None and result.state == DeliveryState.DELIVERED:
+    success = result is not None and result.state == DeliveryState.DELIVERED
+    with transaction.atomic():
+        audit_entry(integration, actor, "tested", {"success": success})
+    if success:
         return True, "Test event delivered."
     error = result.last_error if result is not None else "could not be sent"
     return False, f"Test event failed: {error}"

@@ -56,6 +56,7 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
             type=data["type"],
             config=data["config"],
             form_id=data.get("formId"),
+            actor=signed_in(request),
         )
         body = IntegrationSerializer(integration, context={"reveal": True}).data
         return Response(body, status=status.HTTP_201_CREATED)
@@ -78,7 +79,7 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
         return super().destroy(request, pk)
 
     def perform_destroy(self, instance: Integration) -> None:
-        services.integration_delete(integration=instance)
+        services.integration_delete(integration=instance, actor=signed_in(self.request))
 
     @extend_schema(request=None, responses={
         200: TestResultSerializer,
@@ -87,7 +88,8 @@ class IntegrationViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewse
     })
     @action(detail=True, methods=["post"])
     def test(self, request: Request, pk: str) -> Response:
-        success, message = services.integration_send_test(integration=self.get_object())
+        success, message = services.integration_send_test(integration=self.get_object(),
+                                                         actor=signed_in(request))
         return Response({"success": success, "message": message})
 
     @extend_schema(responses={200: IntegrationStatusSerializer})

@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 
+from audit.admin_changes import AuditedAdmin, operator
 from forms_app import access
 from pullapi import services
 from pullapi.models import ApiKey
@@ -22,7 +23,8 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(AuditedAdmin):
+    audit_kind = "api_key"
     form = ApiKeyForm
     list_display = ["name", "prefix", "owner", "scopes", "created_at", "last_used_at",
                     "revoked_at"]
@@ -49,5 +51,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke the selected API keys")
     def revoke_keys(self, request, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset:
-            services.api_key_revoke(api_key=api_key)
+            services.api_key_revoke(api_key=api_key, actor=operator(request))
         self.message_user(request, f"Revoked {queryset.count()} API keys.", messages.SUCCESS)

@@ -7,13 +7,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core import signing
+from core.cursors import CursorError, sign, unsign
 
 SALT = "formflow.pullapi.cursor"
 
-
-class CursorError(ValueError):
-    pass
+__all__ = ["CursorError", "Position", "decode", "encode"]
 
 
 @dataclass(frozen=True)
@@ -29,16 +27,17 @@ def encode(*, form_id: uuid.UUID, order: str, position: Position) -> str:
         position.submitted_at.isoformat(),
         position.position,
     ]
-    return signing.dumps(payload, salt=SALT, compress=True)
+    return sign(payload, salt=SALT)
 
 
 def decode(token: str, *, form_id: uuid.UUID, order: str) -> Position:
+    values = unsign(token, salt=SALT)
     try:
-        bound_form, bound_order, moment, place = signing.loads(token, salt=SALT)
+        bound_form, bound_order, moment, place = values
         if type(place) is not int:  # a cursor from before the feed held a row id
             raise TypeError(place)
         position = Position(datetime.fromisoformat(moment), place)
-    except (signing.BadSignature, ValueError, TypeError):
+    except (ValueError, TypeError):
         raise CursorError("The cursor is not valid.") from None
     if bound_form != str(form_id):
         raise CursorError("The cursor belongs to another form.")

@@ -28,12 +28,12 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Ge
         serializer = ApiKeyInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         api_key, plain = services.api_key_create(
-            owner=signed_in(request), **serializer.validated_data
+            owner=signed_in(request), actor=signed_in(request), **serializer.validated_data
         )
         api_key.key = plain  # type: ignore[attr-defined]  # shown in this answer only
         return Response(NewApiKeySerializer(api_key).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="Revoke an API key", responses={204: None})
     def destroy(self, request: Request, pk: str) -> Response:
-        services.api_key_revoke(api_key=self.get_object())
+        services.api_key_revoke(api_key=self.get_object(), actor=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from accounts.models import User
+from audit.services import Target, record
 from core import clock
 from core.errors import ServiceError
 from core.infra import rawsql, redis
@@ -52,9 +53,16 @@ def _scopes(asked: Any) -> str:
     return " ".join(scope for scope in SCOPES if scope == READ or scope in asked)
 
 
+def _audit(api_key: ApiKey, actor: User | None, action: str, details: dict[str, Any]) -> None:
+    """The key by its name and id; never its value, which only its maker ever sees."""
+    record(owner_id=api_key.owner_id, actor=actor, action=action,
+           target=Target("api_key", api_key.pk, api_key.name), details=details)
+
+
 @transaction.atomic
 def api_key_create(
-    *, owner: User, name: str, forms: list[str], scopes: Any = (READ,)
+    *, owner: User, name: str, forms: list[str], scopes: Any = (READ,),
+    actor: User | None = None,
 ) -> tuple[ApiKey, str]:
     """Create a key and return it with its plain value, which is never available again."""
     granted = _scopes(list(scopes) if isinstance(scopes, tuple) else scopes)
@@ -65,15 +73,21 @@ def api_key_create(
         scopes=granted,
     )
     api_key.forms.set(allowed)
+    _audit(api_key, actor, "api_key.created",
+           {"forms": [str(form.pk) for form in allowed], "scopes": granted.split()})
     return api_key, plain
 
 
 @transaction.atomic
-def api_key_revoke(*, api_key: ApiKey) -> None:
+def api_key_revoke(*, api_key: ApiKey, actor: User | None = None) -> None:
     """Revoke at once: the next request with the key is refused (every lookup hits the DB),
     and the REST hook subscriptions made with it end."""
-    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=clock.now())
+    revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
+        revoked_at=clock.now())
+    ended = api_key.hooks.count()
     api_key.hooks.all().delete()
+    if revoked:
+        _audit(api_key, actor, "api_key.revoked", {"subscriptionsEnded": ended})
 
 
 @transaction.atomic

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.utils.html import format_html_join
 
+from audit.admin_changes import operator
 from submissions.models import Erasure, Submission
 from submissions.representation import field_text
 from submissions.services import submission_delete
@@ -30,11 +31,11 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     # Through the service, so the submission's files leave storage and the quota with it.
     def delete_model(self, request, obj: Submission) -> None:
-        submission_delete(submission=obj)
+        submission_delete(submission=obj, actor=operator(request))
 
     def delete_queryset(self, request, queryset) -> None:
         for submission in queryset:
-            submission_delete(submission=submission)
+            submission_delete(submission=submission, actor=operator(request))
 
 
     @admin.display(description="Values")

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from accounts.models import User
+from audit.services import Target, record
 from core.errors import invalid
 from core.text import email_address_error, mask
 from forms_app import access
@@ -82,19 +83,24 @@ def erasure_preview(*, owner: User, email: Any) -> dict[str, Any]:
 
 
 @transaction.atomic
-def erasure_create(*, owner: User, email: Any) -> Erasure:
-    """Erase, in one transaction: the receipt counts exactly what went."""
+def erasure_create(*, owner: User, email: Any, actor: User | None = None) -> Erasure:
+    """Erase, in one transaction: the receipt counts exactly what went. The log names the
+    receipt and its masked address, never the address."""
     address = address_of(email)
     erased = 0
     for form_id, ids in sorted(matches(owner=owner, address=address).items()):
         for start in range(0, len(ids), BATCH):
             erased += services.submissions_erase(form_id=form_id, ids=ids[start:start + BATCH])
-    return Erasure.objects.create(
+    receipt = Erasure.objects.create(
         owner=owner,
         email_hash=hashlib.sha256(address.encode()).hexdigest(),
         email_hint=mask(address),
         submissions=erased,
     )
+    record(owner_id=owner.pk, actor=actor, action="erasure.created",
+           target=Target("erasure", receipt.pk, receipt.email_hint),
+           details={"submissions": erased})
+    return receipt
 
 
 def erasures_of(owner: User) -> QuerySet[Erasure]:

@@ -15,7 +15,8 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from accounts import quota
-from accounts.models import current_month
+from accounts.models import User, current_month
+from audit.services import Target, record
 from core import clock
 from core.errors import database_unavailable
 from core.infra.dbtime import DatabaseNow
@@ -30,6 +31,17 @@ from submissions.intake.store import FENCED_TRIES
 from submissions.models import Status, Submission
 
 Move = TypeVar("Move", bound=Callable[..., Submission])
+
+
+def _audit(form: Form, actor: User | None, action: str, details: dict[str, Any]) -> None:
+    """An owner's change to a form's submissions, in the form's log: which ones, never their
+    values."""
+    record(owner_id=form.owner_id, actor=actor, action=action, team_id=form.team_id,
+           target=Target("form", form.pk, form.name), details=details)
+
+
+def _moved(form: Form, actor: User | None, action: str, submission: Submission) -> None:
+    _audit(form, actor, action, {"count": 1, "ids": [str(submission.pk)]})
 
 
 def _gone_is_404(move: Move) -> Move:
@@ -49,7 +61,7 @@ def _gone_is_404(move: Move) -> Move:
 
 
 @_gone_is_404
-def submission_rescue(*, submission: Submission) -> Submission:
+def submission_rescue(*, submission: Submission, actor: User | None = None) -> Submission:
     """"Not spam": into the inbox at this moment, counted and delivered; it teaches the filter.
 
     submitted_at becomes now and it leaves its place in the feed, to be placed anew after
@@ -63,18 +75,19 @@ def submission_rescue(*, submission: Submission) -> Submission:
     if not was_counted(submission) and submission.status == Status.SPAM:
         with admission.rescue_admitted(form.counted_on, str(submission.pk)) as ticket:
             # Kept once moved; another rescue may have moved it first.
-            ticket.kept = bool(_rescue_admitted(submission, form, ticket))
+            ticket.kept = bool(_rescue_admitted(submission, form, ticket, actor))
     else:
-        _rescue_admitted(submission, form, None)
+        _rescue_admitted(submission, form, None, actor)
     submission.refresh_from_db()
     return submission
 
 
-def _rescue_admitted(submission: Submission, form: Form, ticket: Ticket | None) -> int:
+def _rescue_admitted(submission: Submission, form: Form, ticket: Ticket | None,
+                     actor: User | None) -> int:
     """The move, admitted again if its reservation's counter was seeded again meanwhile."""
     for _ in range(FENCED_TRIES):
         try:
-            return _rescue(submission, form, ticket)
+            return _rescue(submission, form, ticket, actor)
         except quota.Fenced:
             assert ticket is not None  # only a reserved ticket is fenced
             # The attempt rolled back: the copy in hand still shows the move it made.
@@ -83,7 +96,8 @@ def _rescue_admitted(submission: Submission, form: Form, ticket: Ticket | None) 
     raise database_unavailable()
 
 
-def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
+def _rescue(submission: Submission, form: Form, ticket: Ticket | None,
+            actor: User | None) -> int:
     """The move itself; how many rows moved (0: it was in the inbox already)."""
     with one_writer(), folders.changing(form.pk) as changes:
         status, position = _held(submission)
@@ -102,6 +116,7 @@ def _rescue(submission: Submission, form: Form, ticket: Ticket | None) -> int:
             changes.left(status, position)
             changes.entered(Status.INBOX, None)
             hooks.accepted(submission, again=counted)
+            _moved(form, actor, "submissions.marked_not_spam", submission)
             if not counted:
                 month = ticket.month if ticket is not None else current_month()
                 if ticket is not None and ticket.fence:
@@ -124,7 +139,7 @@ def _has_been_in_inbox(verdict: dict[str, Any] | None, received_at) -> bool:
 
 
 @_gone_is_404
-def submission_mark_spam(*, submission: Submission) -> Submission:
+def submission_mark_spam(*, submission: Submission, actor: User | None = None) -> Submission:
     """"Spam": into the spam folder, out of the pull API and exports. Deliveries made stay
     made, those still waiting are dropped, and the monthly count is not given back."""
     with one_writer(), folders.changing(submission.form_id) as changes:
@@ -133,6 +148,7 @@ def submission_mark_spam(*, submission: Submission) -> Submission:
             Submission.objects.filter(pk=submission.pk).update(status=Status.SPAM)
             changes.left(Status.INBOX, position)
             changes.entered(Status.SPAM, position)
+            _moved(submission.form, actor, "submissions.marked_spam", submission)
         hooks.marked_spam(submission.form, submission.pk, was_inbox=status == Status.INBOX)
         _teach(submission, is_spam=True)
     submission.refresh_from_db()
@@ -212,11 +228,13 @@ def _delete_in_batches(rows, batch: int, still: Q | None = None) -> int:
             return deleted
 
 
-def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
+def _delete(form_id, chosen, *, announce_every: bool = False,
+            then: Callable[[list], None] | None = None) -> int:
     """Delete the ``chosen`` rows of one form (with their deliveries), correcting its folder
     counts, and announce ``submission.deleted`` for each that downstream may hold (it has
     been in the inbox), or for each one when ``announce_every``; how many went. Every
-    deletion comes here: the owner's, retention, the spam purge, an erasure."""
+    deletion comes here: the owner's, retention, the spam purge, an erasure. ``then`` is
+    told the ids that went, in the same transaction (the owner's deletions are audited)."""
     with folders.unless_form_deleted(form_id) as form, one_writer(), \
             folders.changing(form_id) as changes:
         locked = list(chosen.select_for_update().values_list(
@@ -235,6 +253,8 @@ def _delete(form_id, chosen, *, announce_every: bool = False) -> int:
         # Their files go once the rows are surely gone (files/services.py).
         transaction.on_commit(lambda: delete_files_of(ids), robust=True)
         removed = gone.get(Submission._meta.label, 0)
+        if then is not None and ids:
+            then(ids)
     return 0 if form.deleted else removed  # the form's delete took them first
 
 
@@ -307,9 +327,17 @@ def _form_held_over(form_id, held: list) -> list | None:
     return every
 
 
-def submission_delete(*, submission: Submission) -> None:
+def _deleted_entry(form: Form, actor: User | None) -> Callable[[list], None]:
+    def entry(ids: list) -> None:
+        _audit(form, actor, "submissions.deleted",
+               {"count": len(ids), "ids": [str(ident) for ident in ids]})
+    return entry
+
+
+def submission_delete(*, submission: Submission, actor: User | None = None) -> None:
     """Erase one submission for good (data-subject requests); monthly usage stays counted."""
-    _delete(submission.form_id, Submission.objects.filter(pk=submission.pk))
+    _delete(submission.form_id, Submission.objects.filter(pk=submission.pk),
+            then=_deleted_entry(submission.form, actor))
 
 
 def submissions_erase(*, form_id, ids: list) -> int:
@@ -319,9 +347,17 @@ def submissions_erase(*, form_id, ids: list) -> int:
     return _delete(form_id, Submission.objects.filter(pk__in=ids), announce_every=True)
 
 
-def submissions_delete(*, form: Form, ids: list) -> int:
+def submissions_delete(*, form: Form, ids: list, actor: User | None = None) -> int:
     """Erase the owner's chosen submissions of ``form`` (the inbox's bulk Delete); how many."""
-    return _delete(form.pk, Submission.objects.filter(form=form, pk__in=ids))
+    return _delete(form.pk, Submission.objects.filter(form=form, pk__in=ids),
+                   then=_deleted_entry(form, actor))
+
+
+@transaction.atomic
+def submissions_exported(*, form: Form, kind: str, matching: bool,
+                         actor: User | None = None) -> None:
+    """An export is a read, but one the log keeps: who took a copy of what, and when."""
+    _audit(form, actor, "submissions.exported", {"format": kind, "matching": matching})
 
 
 def submissions_mark_read(*, form: Form, ids: list, read: bool = True) -> int:

@@ -196,6 +196,7 @@ TAGS = (
     ("/api/v1/submissions", "pull"),
     ("/api/v1/teams", "teams"),
     ("/api/v1/invitations", "teams"),
+    ("/api/v1/audit", "audit"),
 )
 
 

@@ -90,3 +90,20 @@ def time_zone_form(context) -> dict[str, Any]:
     user = context["request"].dashboard_user
     return {"zone_form": TimeZoneForm(initial={"timeZone": user.time_zone or "UTC"}),
             "chosen": bool(user.time_zone), "csrf_token": context.get("csrf_token")}
+
+
+AUDIT_LIST_SHOWN = 5
+
+
+@register.filter
+def audit_value(value: Any) -> str:
+    """An audit entry's detail in words: a list's first few items, yes or no, none."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        shown = ", ".join(str(item) for item in value[:AUDIT_LIST_SHOWN])
+        more = len(value) - AUDIT_LIST_SHOWN
+        return f"{shown} and {more} more" if more > 0 else shown
+    return str(value)

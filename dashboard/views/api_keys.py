@@ -51,7 +51,7 @@ def api_key_create(request: HttpRequest) -> HttpResponse:
     try:
         api_key, plain = keys.api_key_create(
             owner=signed_in(request), name=values["name"], forms=values["forms"],
-            scopes=["read", "hooks"] if values["hooks"] else ["read"])
+            scopes=["read", "hooks"] if values["hooks"] else ["read"], actor=signed_in(request))
     except ServiceError as error:
         messages.error(request, error_text(error))
         return _keys_page(request, status=400, key_form=posted)
@@ -63,6 +63,6 @@ def api_key_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 def api_key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
     api_key = get_object_or_404(ApiKey, pk=key_id, owner=request.user)
-    keys.api_key_revoke(api_key=api_key)
+    keys.api_key_revoke(api_key=api_key, actor=signed_in(request))
     messages.success(request, f"API key “{api_key.name}” revoked.")
     return redirect("dashboard:api-keys")

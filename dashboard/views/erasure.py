@@ -54,7 +54,8 @@ def erasure_confirm(request: HttpRequest) -> HttpResponse:
         return _erasure_page(request, form, status=400)
     try:
         receipt = erasure.erasure_create(owner=signed_in(request),
-                                         email=form.cleaned_data["email"])
+                                         email=form.cleaned_data["email"],
+                                         actor=signed_in(request))
     except ServiceError as error:
         messages.error(request, f"Nothing was erased. {error_text(error)}")
         return _erasure_page(request, form, status=error.status_code)

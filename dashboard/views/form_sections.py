@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework import serializers
 
 from accounts.authentication import signed_in
+from accounts.models import User
 from core.errors import ServiceError, flatten_details
 from dashboard import deleted
 from dashboard.auth import login_required
@@ -48,6 +49,7 @@ from submissions.services import (
     submission_mark_spam,
     submission_rescue,
     submissions_delete,
+    submissions_exported,
     submissions_mark_read,
 )
 
@@ -136,7 +138,7 @@ def form_setup(request: HttpRequest, form_id: str) -> HttpResponse:
     try:
         checked = FormInputSerializer(data=values, partial=True)
         checked.is_valid(raise_exception=True)
-        forms.form_update(form=form, **checked.validated_data)
+        forms.form_update(form=form, actor=signed_in(request), **checked.validated_data)
     except serializers.ValidationError as error:
         unplaced = add_rule_errors(rows, flatten_details(error.detail))
         return _setup_failed(request, form, rules, extras, unplaced)
@@ -191,7 +193,7 @@ def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
     try:
         values = FormInputSerializer(data=posted.api_values(), partial=True)
         values.is_valid(raise_exception=True)
-        forms.form_update(form=form, **values.validated_data)
+        forms.form_update(form=form, actor=signed_in(request), **values.validated_data)
     except serializers.ValidationError as error:
         posted.add_api_errors(flatten_details(error.detail))
         return _settings_failed(request, form, posted, 400)
@@ -226,6 +228,8 @@ def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
     chosen = BulkForm(request.GET)
     ids = tuple(chosen.cleaned_data["ids"]) if chosen.is_valid() else ()
     search = SearchForm(request.GET, zone=timezone.get_current_timezone()).search(ids=ids)
+    submissions_exported(form=form, kind=kind, matching=search is not None,
+                         actor=signed_in(request))
     return export.attachment(form, kind, search, for_spreadsheets=True)
 
 
@@ -233,7 +237,7 @@ def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
 @require_POST
 def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
     form = owned_form(request, form_id)
-    forms.form_delete(form=form)
+    forms.form_delete(form=form, actor=signed_in(request))
     messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
     return redirect("dashboard:home")
 
@@ -260,7 +264,7 @@ def submissions_bulk(request: HttpRequest, form_id: str) -> HttpResponse:
     if action == "export":  # the download is a GET of its own, so the token stays out of it
         query = urlencode({"format": "csv", "ids": [str(ident) for ident in ids]}, doseq=True)
         return HttpResponseRedirect(f"{reverse('dashboard:form-export', args=[form.pk])}?{query}")
-    count = _bulk(form, action, ids)
+    count = _bulk(form, action, ids, signed_in(request))
     noun = f"{count} submission{'s' if count != 1 else ''}"
     messages.success(request, BULK_DONE[action].format(n=noun))
     response = HttpResponseRedirect(folder_url(form, posted.cleaned_data["folder"] or "inbox",
@@ -270,20 +274,20 @@ def submissions_bulk(request: HttpRequest, form_id: str) -> HttpResponse:
     return response
 
 
-def _bulk(form: Form, action: str, ids: list) -> int:
+def _bulk(form: Form, action: str, ids: list, actor: User) -> int:
     if action == "delete":
-        return submissions_delete(form=form, ids=ids)
+        return submissions_delete(form=form, ids=ids, actor=actor)
     if action in ("read", "unread"):
         return submissions_mark_read(form=form, ids=ids, read=action == "read")
     if action == "spam":
         chosen = submissions_chosen(form, ids, status="inbox")
         for submission in chosen:
-            submission_mark_spam(submission=submission)
+            submission_mark_spam(submission=submission, actor=actor)
         return len(chosen)
     moved = 0
     for submission in submissions_chosen(form, ids, status="spam"):
         try:
-            submission_rescue(submission=submission)
+            submission_rescue(submission=submission, actor=actor)
         except ServiceError:
             break  # the monthly limit is reached: the rest stay in spam
         moved += 1

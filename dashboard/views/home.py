@@ -54,7 +54,7 @@ def form_create(request: HttpRequest) -> HttpResponse:
         if not posted.is_valid():
             raise serializers.ValidationError(first_errors(posted))
         values = validated(FormInputSerializer, {"name": posted.cleaned_data["name"]})
-        form = forms.form_create(owner=signed_in(request), **values)
+        form = forms.form_create(owner=signed_in(request), actor=signed_in(request), **values)
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, error_text(error))
         return redirect("dashboard:home")

@@ -92,6 +92,7 @@ def integration_create(request: HttpRequest) -> HttpResponse:
             type=request.POST.get("type", ""),
             config=_integration_config(request.POST),
             form_id=request.POST.get("formId") or None,
+            actor=signed_in(request),
         )
     except (ServiceError, serializers.ValidationError) as error:
         messages.error(request, f"Integration not created. {error_text(error)}")
@@ -113,7 +114,8 @@ def _owned_integration(request: HttpRequest, integration_id: str) -> Integration
 @require_POST
 def integration_toggle(request: HttpRequest, integration_id: str) -> HttpResponse:
     integration = _owned_integration(request, integration_id)
-    integrations.integration_update(integration=integration, enabled=not integration.enabled)
+    integrations.integration_update(integration=integration, enabled=not integration.enabled,
+                                    actor=signed_in(request))
     state = "enabled" if integration.enabled else "disabled"
     messages.success(request, f"{destination(integration)}: {state}.")
     return redirect("dashboard:integrations")
@@ -124,7 +126,7 @@ def integration_toggle(request: HttpRequest, integration_id: str) -> HttpRespons
 def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
     try:
         success, message = integrations.integration_send_test(
-            integration=_owned_integration(request, integration_id)
+            integration=_owned_integration(request, integration_id), actor=signed_in(request)
         )
     except ServiceError as error:  # too many test sends
         success, message = False, error.message
@@ -155,7 +157,7 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
 @require_POST
 def integration_remove(request: HttpRequest, integration_id: str) -> HttpResponse:
     integration = _owned_integration(request, integration_id)
-    integrations.integration_delete(integration=integration)
+    integrations.integration_delete(integration=integration, actor=signed_in(request))
     messages.success(request, f"{destination(integration)}: deleted.")
     return redirect("dashboard:integrations")
 

@@ -96,7 +96,7 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
     form = owned_form(request, form_id)
     submission = submission_of(form, submission_id)
     if submission is not None:
-        submission_delete(submission=submission)
+        submission_delete(submission=submission, actor=signed_in(request))
         messages.success(request, "Submission deleted.")
     posted = DeleteSubmissionForm(request.POST)
     page = (posted.cleaned_data["page"] if posted.is_valid() else None) or 1
@@ -120,11 +120,11 @@ def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> H
     folder = posted.cleaned_data["folder"] or "inbox"
     if submission is not None:
         if posted.cleaned_data["mark"] == "spam":
-            submission_mark_spam(submission=submission)
+            submission_mark_spam(submission=submission, actor=signed_in(request))
             messages.success(request, "Moved to spam. The filter will learn from it.")
         else:
             try:
-                submission_rescue(submission=submission)
+                submission_rescue(submission=submission, actor=signed_in(request))
             except ServiceError as error:
                 messages.error(request, error.message)
             else:

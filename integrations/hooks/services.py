@@ -15,6 +15,7 @@ from forms_app.selectors import form_lookup
 from integrations.clients import webhook
 from integrations.events import submission_event
 from integrations.models import CREATED, Integration
+from integrations.services import audit_entry
 from integrations.validation import event_errors, url_errors
 from pullapi.models import HOOKS, ApiKey
 from pullapi.services import readable_form_id
@@ -69,7 +70,8 @@ def _checked(url: Any, events: Any) -> list[str]:
 
 @transaction.atomic
 def hook_create(
-    *, owner: User, api_key: ApiKey | None, url: Any, form_id: str, events: Any = None
+    *, owner: User, api_key: ApiKey | None, url: Any, form_id: str, events: Any = None,
+    actor: User | None = None,
 ) -> Integration:
     events = _checked(url, [CREATED] if events is None else events)
     form = reachable_form(owner=owner, api_key=api_key, identifier=form_id)
@@ -88,7 +90,13 @@ def hook_create(
     )
     hook.set_secrets({"signingSecret": webhook.new_signing_secret()})
     hook.save()
+    audit_entry(hook, actor, "created", _made_with(hook))
     return hook
+
+
+def _made_with(hook: Integration) -> dict[str, Any]:
+    return {"formId": str(hook.form_id), "events": hook.config.get("events", []),
+            "apiKeyId": str(hook.api_key_id) if hook.api_key_id else None}
 
 
 def hooks_of(*, owner: User, api_key: ApiKey | None) -> QuerySet[Integration]:
@@ -99,7 +107,9 @@ def hooks_of(*, owner: User, api_key: ApiKey | None) -> QuerySet[Integration]:
     return hooks.order_by("-created_at")
 
 
-def hook_delete(*, hook: Integration) -> None:
+@transaction.atomic
+def hook_delete(*, hook: Integration, actor: User | None = None) -> None:
+    audit_entry(hook, actor, "deleted", _made_with(hook))
     hook.delete()
 
 

@@ -142,7 +142,7 @@ class HookViewSet(KeyRateLimited, mixins.ListModelMixin, mixins.DestroyModelMixi
         data = serializer.validated_data
         hook = services.hook_create(
             owner=signed_in(request), api_key=self.api_key(), url=data["url"],
-            form_id=data["formId"], events=data.get("events"),
+            form_id=data["formId"], events=data.get("events"), actor=signed_in(request),
         )
         return Response(NewHookSerializer(hook).data, status=status.HTTP_201_CREATED)
 
@@ -157,7 +157,7 @@ class HookViewSet(KeyRateLimited, mixins.ListModelMixin, mixins.DestroyModelMixi
         204: None, 403: error("insufficient_scope: the key lacks the hooks scope"),
         429: error("rate_limited: the key's requests this minute")})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        services.hook_delete(hook=self.get_object())
+        services.hook_delete(hook=self.get_object(), actor=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(

@@ -69,7 +69,8 @@ class ErasureViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         serializer = ErasureInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         receipt = erasure.erasure_create(owner=signed_in(request),
-                                         email=serializer.validated_data["email"])
+                                         email=serializer.validated_data["email"],
+                                         actor=signed_in(request))
         return Response(ErasureSerializer(receipt).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="List the erasure receipts, newest first",

@@ -13,6 +13,7 @@ from rest_framework.metadata import SimpleMetadata
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.authentication import signed_in
 from core.api.schema import ROLE_TOO_LOW, error
 from files.selectors import add_files
 from forms_app import access
@@ -26,7 +27,12 @@ from submissions.representation import (
     submission_json,
 )
 from submissions.selectors import submissions_page
-from submissions.services import submission_delete, submission_mark_spam, submission_rescue
+from submissions.services import (
+    submission_delete,
+    submission_mark_spam,
+    submission_rescue,
+    submissions_exported,
+)
 from teams.roles import Role
 
 
@@ -116,7 +122,7 @@ class FormSubmissionViewSet(UnderForm):
         url_name="submission-detail",
     )
     def delete_submission(self, request: Request, pk: str, submission_id: str) -> Response:
-        submission_delete(submission=self.submission(submission_id))
+        submission_delete(submission=self.submission(submission_id), actor=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -131,7 +137,8 @@ class FormSubmissionViewSet(UnderForm):
         url_name="submission-not-spam",
     )
     def not_spam(self, request: Request, pk: str, submission_id: str) -> Response:
-        rescued = submission_rescue(submission=self.submission(submission_id))
+        rescued = submission_rescue(submission=self.submission(submission_id),
+                                    actor=signed_in(request))
         return Response(add_files([submission_json(rescued, with_meta=True)], rescued.form)[0])
 
     @extend_schema(
@@ -146,7 +153,8 @@ class FormSubmissionViewSet(UnderForm):
         url_name="submission-spam",
     )
     def mark_spam(self, request: Request, pk: str, submission_id: str) -> Response:
-        marked = submission_mark_spam(submission=self.submission(submission_id))
+        marked = submission_mark_spam(submission=self.submission(submission_id),
+                                      actor=signed_in(request))
         return Response(add_files([submission_json(marked, with_meta=True)], marked.form)[0])
 
     @extend_schema(
@@ -158,4 +166,6 @@ class FormSubmissionViewSet(UnderForm):
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str) -> StreamingHttpResponse:
         form = self.get_object()
-        return export.attachment(form, query_params(ExportParams, request)["format"])
+        kind = query_params(ExportParams, request)["format"]
+        submissions_exported(form=form, kind=kind, matching=False, actor=signed_in(request))
+        return export.attachment(form, kind)

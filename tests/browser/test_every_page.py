@@ -309,6 +309,16 @@ def test_every_signed_in_page_at_both_widths(chromium, live_server, owner_data, 
         check_page(page, "account", width, axe_source)
         expect(page.get_by_label("Time zone")).to_have_value(ZONE)
 
+        page.goto("/dashboard/account/audit")
+        check_page(page, "audit", width, axe_source)
+        log = page.locator("table.audit")
+        expect(log.get_by_text("api_key.created").first).to_be_visible()
+        page.get_by_label("Action").select_option("form")
+        page.get_by_role("button", name="Show").click()
+        expect(log.get_by_text("form.created").first).to_be_visible()
+        expect(log.get_by_text("api_key.created")).to_have_count(0)
+        check_page(page, "audit-filtered", width, axe_source)
+
         page.goto("/dashboard/account/two-factor")
         check_page(page, "two-factor", width, axe_source)
         page.get_by_role("button", name="Set up two-step sign-in").click()

@@ -235,6 +235,7 @@ def test_pages_fit_a_phone_screen(chromium, live_server, shot):
         (f"/dashboard/forms/{form.pk}", "phone-form-page"),
         ("/dashboard/integrations", "phone-integrations"),
         ("/dashboard/settings/api-keys", "phone-api-keys"),
+        ("/dashboard/account/audit", "phone-audit"),
         (f"/dashboard/forms/{jobs.pk}/submissions/{with_files.pk}", "phone-submission-files"),
     ]:
         page.goto(path)

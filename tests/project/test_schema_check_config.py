@@ -53,6 +53,7 @@ def test_checks_are_off_only_where_named(loaded):
         "POST /api/auth/2fa/enable": ["positive_data_acceptance"],
         "POST /api/auth/2fa/disable": ["positive_data_acceptance"],
         "GET /api/v1/submissions": ["positive_data_acceptance"],
+        "GET /api/v1/audit": ["positive_data_acceptance"],
         "POST /api/v1/api-keys": ["positive_data_acceptance"],
         "POST /api/v1/integrations": ["positive_data_acceptance"],
         "PATCH /api/v1/integrations/{id}": ["positive_data_acceptance"],

@@ -1,0 +1,184 @@
+"""The admin reads the log and cannot change it; changes made in the admin are recorded; the
+hourly purge keeps entries 400 days."""
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.db import transaction
+
+from accounts.models import User
+from audit.models import Entry
+from audit.services import Target, record
+from core import clock
+from integrations.jobs import purge
+from tests.audit.conftest import entries, only
+from tests.conftest import create_key
+
+
+@pytest.fixture
+def operator(db) -> User:
+    return User.objects.create_superuser("admin@example.com", "admin-pass-123")
+
+
+@pytest.fixture
+def admin_client(client, operator):
+    client.force_login(operator)
+    return client
+
+
+def write(owner, at=None) -> Entry:
+    with transaction.atomic():
+        entry = record(owner_id=owner.pk, actor=owner, action="form.changed",
+                       target=Target("form", "f1", "Contact"))
+    if at is not None:
+        Entry.objects.filter(pk=entry.pk).update(at=at)
+    return entry
+
+
+def test_the_admin_lists_and_shows_entries_read_only(admin_client, user):
+    entry = write(user)
+
+    assert admin_client.get("/admin/audit/entry/").status_code == 200
+    page = admin_client.get(f"/admin/audit/entry/{entry.pk}/change/")
+    assert page.status_code == 200
+    assert b'name="_save"' not in page.content
+
+
+@pytest.mark.parametrize("path", ["add/", "{pk}/delete/"])
+def test_the_admin_cannot_add_or_delete(admin_client, user, path):
+    entry = write(user)
+
+    assert admin_client.get(f"/admin/audit/entry/{path.format(pk=entry.pk)}").status_code == 403
+    assert admin_client.post(f"/admin/audit/entry/{path.format(pk=entry.pk)}",
+                             {"post": "yes"}).status_code == 403
+    assert Entry.objects.filter(pk=entry.pk).exists()
+
+
+def test_the_admin_cannot_change_an_entry(admin_client, user):
+    entry = write(user)
+
+    admin_client.post(f"/admin/audit/entry/{entry.pk}/change/", {"action": "form.deleted"})
+
+    assert Entry.objects.get(pk=entry.pk).action == "form.changed"
+
+
+def test_the_admin_bulk_delete_action_is_not_offered(admin_client, user):
+    entry = write(user)
+
+    admin_client.post("/admin/audit/entry/", {"action": "delete_selected",
+                                              "_selected_action": [str(entry.pk)], "post": "yes"})
+
+    assert Entry.objects.filter(pk=entry.pk).exists()
+
+
+def test_a_form_changed_in_the_admin_is_recorded_with_the_operator(admin_client, operator,
+                                                                  user, form):
+    response = admin_client.post(f"/admin/forms_app/form/{form.pk}/change/", {
+        "owner": str(user.pk), "name": "Renamed", "redirect_url": "", "allowed_origins": "[]",
+        "rate_limit": 10, "honeypot_field": "", "captcha_provider": "recaptcha",
+        "spam_filter": "on", "blocked_words": "[]", "notify_owner": "", "file_uploads": "null",
+        "allow_extra_fields": "on",
+    })
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    entry = only("form.changed")
+    assert (entry.owner_id, entry.actor_id, entry.actor_email) == (
+        user.pk, operator.pk, "admin@example.com")
+    assert entry.details["via"] == "admin"
+    assert "name" in entry.details["changed"]
+
+
+def test_a_form_deleted_in_the_admin_is_recorded(admin_client, operator, user, form):
+    admin_client.post(f"/admin/forms_app/form/{form.pk}/delete/", {"post": "yes"})
+
+    entry = only("form.deleted")
+    assert (entry.owner_id, entry.actor_id, entry.target_id) == (user.pk, operator.pk,
+                                                                 str(form.pk))
+
+
+def test_keys_revoked_in_the_admin_are_recorded(admin_client, operator, user, form):
+    from pullapi.models import ApiKey
+
+    create_key(user, [form])
+    key = ApiKey.objects.get()
+    admin_client.post("/admin/pullapi/apikey/", {"action": "revoke_keys",
+                                                 "_selected_action": [str(key.pk)]})
+
+    assert only("api_key.revoked").actor_id == operator.pk
+
+
+def test_integrations_disabled_in_the_admin_are_recorded(admin_client, operator, hook):
+    admin_client.post("/admin/integrations/integration/", {
+        "action": "disable_integrations", "_selected_action": [str(hook.pk)]})
+
+    entry = only("integration.changed")
+    assert (entry.actor_id, entry.details) == (operator.pk, {"type": "WEBHOOK",
+                                                             "changed": ["enabled"]})
+
+
+def test_an_integration_deleted_in_the_admin_is_recorded(admin_client, operator, hook):
+    admin_client.post(f"/admin/integrations/integration/{hook.pk}/delete/", {"post": "yes"})
+
+    entry = only("integration.deleted")
+    assert (entry.actor_id, entry.target_id, entry.details) == (operator.pk, str(hook.pk),
+                                                                {"via": "admin"})
+
+
+def test_an_account_changed_in_the_admin_names_the_fields(admin_client, operator, user):
+    page = admin_client.get(f"/admin/accounts/user/{user.pk}/change/")
+    assert page.status_code == 200
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/change/", {
+        "email": user.email, "name": "", "is_verified": "on", "is_active": "on",
+        "monthly_submission_limit": 5000, "date_joined_0": "2026-01-01",
+        "date_joined_1": "00:00:00", "initial-date_joined_0": "2026-01-01",
+        "initial-date_joined_1": "00:00:00",
+    })
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    entry = only("account.changed")
+    assert (entry.owner_id, entry.actor_id, entry.target_type) == (user.pk, operator.pk,
+                                                                   "account")
+    assert "monthlySubmissionLimit" in entry.details["changed"]
+
+
+def test_a_password_set_in_the_admin_is_recorded_never_the_password(admin_client, operator,
+                                                                    user):
+    secret = "a brand new passphrase 42"
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/password/", {
+        "password1": secret, "password2": secret, "usable_password": "true"})
+
+    assert response.status_code == 302
+    entry = only("account.password_changed")
+    assert (entry.owner_id, entry.actor_id, entry.details) == (
+        user.pk, operator.pk, {"how": "set", "via": "admin"})
+    assert secret not in str(entry.details)
+
+
+def test_an_account_deleted_in_the_admin_leaves_its_log(admin_client, user):
+    entry = write(user)
+
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 302
+    kept = Entry.objects.get(pk=entry.pk)
+    assert (kept.owner_id, kept.actor_id, kept.actor_email) == (None, None, "owner@example.com")
+    deleted = only("account.deleted")
+    assert (deleted.owner_id, deleted.target_id) == (None, str(user.pk))
+
+
+def test_the_purge_keeps_400_days(user):
+    kept = write(user, at=clock.now() - timedelta(days=399, hours=23))
+    write(user, at=clock.now() - timedelta(days=401))
+
+    went = purge()
+
+    assert went["audit_entries"] == 1
+    assert list(Entry.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert entries()
+
+
+def test_the_purge_runs_on_beats_hourly_schedule():
+    scheduled = settings.CELERY_BEAT_SCHEDULE["purge"]
+
+    assert scheduled == {"task": "submissions.tasks.purge", "schedule": 3600}
