@@ -45,7 +45,7 @@ def audit_entry(integration: Integration, actor: User | None, verb: str,
     a secret of its config."""
     kind = "subscription" if integration.hook else "integration"
     # A team form's integration is in the team's log; an account-wide one in its owner's.
-    team_id = integration.form.team_id if integration.form_id else None
+    team_id = integration.form.team_id if integration.form is not None else None
     record(owner_id=integration.owner_id, actor=actor, action=f"{kind}.{verb}", team_id=team_id,
            target=Target(kind, integration.pk, destination(integration)),
            details={"type": integration.type, **(details or {})})
