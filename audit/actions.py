@@ -2,7 +2,10 @@
 list. A family (``form``) filters every action of it."""
 
 ACTIONS = {
-    "form": ("form.created", "form.changed", "form.deleted"),
+    "form": ("form.created", "form.changed", "form.moved", "form.deleted"),
+    "team": ("team.created", "team.changed", "team.deleted"),
+    "member": ("member.invited", "member.invitation_withdrawn", "member.joined",
+               "member.role_changed", "member.removed", "member.left"),
     "integration": ("integration.created", "integration.changed", "integration.deleted",
                     "integration.tested"),
     "subscription": ("subscription.created", "subscription.changed", "subscription.deleted"),
@@ -16,7 +19,8 @@ ACTIONS = {
 }
 
 FAMILY_LABELS = {
-    "form": "Forms", "integration": "Integrations", "subscription": "Subscriptions",
+    "form": "Forms", "team": "Team", "member": "Members", "integration": "Integrations",
+    "subscription": "Subscriptions",
     "api_key": "API keys", "submissions": "Submissions", "erasure": "Erasures",
     "account": "Account",
 }

@@ -31,6 +31,11 @@ def entries_of(owner: Any) -> QuerySet[Entry]:
     return Entry.objects.filter(owner=owner, team_id__isnull=True).select_related("actor")
 
 
+def entries_of_team(team_id: Any) -> QuerySet[Entry]:
+    """A team's log: its forms (and what hangs from them) and its members."""
+    return Entry.objects.filter(team_id=team_id).select_related("actor")
+
+
 def encode(log: str, entry: Entry) -> str:
     return sign([log, entry.at.isoformat(), str(entry.pk)], salt=SALT)
 

@@ -69,19 +69,24 @@ def entry_json(entry: Entry) -> dict:
     }
 
 
+def answer(request: Request, entries, log: str) -> Response:
+    """One page of ``entries`` by the request's parameters; ``log`` binds its cursors to
+    this log, so a cursor of another cannot page it."""
+    query = validated(AuditParams, request.query_params)
+    try:
+        found = selectors.page(entries, log=log, limit=query["limit"],
+                               cursor=query.get("cursor"), action=query.get("action"),
+                               since=query.get("since"))
+    except CursorError as error:
+        raise invalid_parameter({"cursor": str(error)}) from None
+    return Response({"data": [entry_json(entry) for entry in found.entries],
+                     "nextCursor": found.next_cursor, "hasMore": found.has_more})
+
+
 class AuditLogView(APIView):
     http_method_names = ["get", "head", "options"]
 
     @extend_schema(operation_id="audit_list", summary="The account's audit log, newest first",
                    parameters=[AuditParams], responses={200: PageSchema})
     def get(self, request: Request) -> Response:
-        query = validated(AuditParams, request.query_params)
-        log = f"owner:{request.user.pk}"
-        try:
-            found = selectors.page(selectors.entries_of(request.user), log=log,
-                                   limit=query["limit"], cursor=query.get("cursor"),
-                                   action=query.get("action"), since=query.get("since"))
-        except CursorError as error:
-            raise invalid_parameter({"cursor": str(error)}) from None
-        return Response({"data": [entry_json(entry) for entry in found.entries],
-                         "nextCursor": found.next_cursor, "hasMore": found.has_more})
+        return answer(request, selectors.entries_of(request.user), f"owner:{request.user.pk}")

@@ -14,6 +14,7 @@ from django.db.models import ProtectedError
 from django.http import Http404
 
 from accounts.models import User, normalize_email
+from audit.services import Target, record
 from core import clock, crypto
 from core.errors import ServiceError, forbidden, invalid
 from teams import hooks, mails
@@ -28,10 +29,22 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _audit(team: Team, actor: User | None, action: str, target: Target,
+           details: dict[str, Any] | None = None) -> None:
+    """An entry in the team's log (GET /api/v1/teams/{id}/audit)."""
+    record(owner_id=team.account_of_record_id, actor=actor, action=action, team_id=team.pk,
+           target=target, details=details)
+
+
+def _member(member: Membership) -> Target:
+    return Target("member", member.user_id, member.user.email)
+
+
 @transaction.atomic
 def team_create(*, owner: User, name: str) -> Team:
     team = Team.objects.create(name=name, account_of_record=owner)
     Membership.objects.create(team=team, user=owner, role=Role.OWNER)
+    _audit(team, owner, "team.created", Target("team", team.pk, team.name))
     return team
 
 
@@ -41,7 +54,7 @@ def _locked(team: Team) -> None:
 
 @transaction.atomic
 def team_update(*, team: Team, role: str, name: str = UNSET,
-                account_of_record: Any = UNSET) -> Team:
+                account_of_record: Any = UNSET, actor: User | None = None) -> Team:
     """``role`` is the caller's: a name needs an admin, the account of record an owner."""
     if name is not UNSET:
         team.name = name
@@ -54,12 +67,21 @@ def team_update(*, team: Team, role: str, name: str = UNSET,
         team.account_of_record_id = account_of_record
         team.forms.update(account_id=account_of_record)  # their limits (Form.account)
     team.save()
+    changed = [key for key, value in (("name", name), ("accountOfRecord", account_of_record))
+               if value is not UNSET]
+    if changed:
+        _audit(team, actor, "team.changed", Target("team", team.pk, team.name),
+               {"changed": changed})
     return team
 
 
-def team_delete(*, team: Team) -> None:
+@transaction.atomic
+def team_delete(*, team: Team, actor: User | None = None) -> None:
+    # Recorded first: if the team cannot go (it has forms), the entry goes with the refusal.
+    _audit(team, actor, "team.deleted", Target("team", team.pk, team.name))
     try:
-        team.delete()
+        with transaction.atomic():
+            team.delete()
     except ProtectedError:
         raise ServiceError("team_not_empty", "Move or delete the team's forms first.",
                            status_code=409) from None
@@ -96,16 +118,20 @@ def _keep_an_owner(team: Team, leaving: Membership) -> None:
 
 
 @transaction.atomic
-def member_update(*, team: Team, actor_role: str, user_id: Any, role: str) -> Membership:
+def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
+                  actor: User | None = None) -> Membership:
     _locked(team)
     member = member_of(team, user_id)
     _may_manage(actor_role, member.role)
     _may_manage(actor_role, role)
     if role != Role.OWNER:
         _keep_an_owner(team, member)
+    before = member.role
     member.role = role
     member.save(update_fields=["role"])
     hooks.reach_changed(team.pk, member.user_id)
+    if before != role:
+        _audit(team, actor, "member.role_changed", _member(member), {"from": before, "to": role})
     return member
 
 
@@ -118,6 +144,8 @@ def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> 
     _keep_an_owner(team, member)
     member.delete()
     hooks.reach_changed(team.pk, member.user_id)
+    action = "member.left" if member.user_id == actor.pk else "member.removed"
+    _audit(team, actor, action, _member(member), {"role": member.role})
 
 
 @transaction.atomic
@@ -132,15 +160,20 @@ def invitation_create(*, team: Team, actor: User, actor_role: str, email: str,
     # The broker sees only a sealed token.
     sealed = crypto.encrypt(token)
     transaction.on_commit(lambda: mails.send_invitation.delay(str(invitation.pk), sealed))
+    _audit(team, actor, "member.invited", Target("invitation", invitation.pk, invitation.email),
+           {"role": role})
     return invitation
 
 
-def invitation_delete(*, team: Team, invitation_id: Any) -> None:
+@transaction.atomic
+def invitation_delete(*, team: Team, invitation_id: Any, actor: User | None = None) -> None:
     try:
         invitation = team.invitations.get(pk=invitation_id, accepted_at__isnull=True)
     except (Invitation.DoesNotExist, ValidationError):
         raise Http404 from None
     invitation.delete()
+    _audit(team, actor, "member.invitation_withdrawn",
+           Target("invitation", invitation_id, invitation.email), {"role": invitation.role})
 
 
 def _invalid_invitation() -> ServiceError:
@@ -159,6 +192,9 @@ def invitation_accept(*, user: User, token: str) -> Team:
         raise forbidden("This invitation was sent to another address.")
     invitation.accepted_at = clock.now()
     invitation.save(update_fields=["accepted_at"])
-    Membership.objects.get_or_create(team=invitation.team, user=user,
-                                     defaults={"role": invitation.role})
+    member, joined = Membership.objects.get_or_create(team=invitation.team, user=user,
+                                                      defaults={"role": invitation.role})
+    if joined:
+        _audit(invitation.team, user, "member.joined", _member(member),
+               {"role": member.role, "invitation": str(invitation.pk)})
     return invitation.team

@@ -12,5 +12,6 @@ urlpatterns = [
          name="team-invitations"),
     path("teams/<str:team_id>/invitations/<str:invitation_id>", views.InvitationView.as_view(),
          name="team-invitation"),
+    path("teams/<str:team_id>/audit", views.TeamAuditView.as_view(), name="team-audit"),
     path("invitations/accept", views.AcceptView.as_view(), name="invitation-accept"),
 ]

@@ -10,6 +10,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import signed_in
+from audit import selectors as audit_selectors
+from audit.views import AuditParams, PageSchema
+from audit.views import answer as audit_answer
 from core.api.schema import error
 from teams import selectors, services
 from teams.models import Team
@@ -71,14 +74,16 @@ class TeamView(APIView):
         changes = {"name": data["name"]} if "name" in data else {}
         if "accountOfRecord" in data:
             changes["account_of_record"] = data["accountOfRecord"]
-        services.team_update(team=team, role=selectors.caller_role(team), **changes)
+        services.team_update(team=team, role=selectors.caller_role(team),
+                             actor=signed_in(request), **changes)
         return Response(_shown(request, team_id))
 
     @extend_schema(responses={204: None, 403: FORBIDDEN,
                               409: error("team_not_empty: the team still has forms")},
                    summary="Delete a team that has no forms (owner)")
     def delete(self, request: Request, team_id: str) -> Response:
-        services.team_delete(team=_team(request, team_id, Role.OWNER))
+        services.team_delete(team=_team(request, team_id, Role.OWNER),
+                             actor=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -99,7 +104,7 @@ class MemberView(APIView):
         if role is None:  # a PATCH that changes nothing
             return Response(MemberSerializer(services.member_of(team, user_id)).data)
         member = services.member_update(team=team, actor_role=selectors.caller_role(team),
-                                        user_id=user_id, role=role)
+                                        user_id=user_id, role=role, actor=signed_in(request))
         return Response(MemberSerializer(member).data)
 
     @extend_schema(responses={204: None, 403: FORBIDDEN, 409: LAST_OWNER},
@@ -135,7 +140,7 @@ class InvitationView(APIView):
     @extend_schema(responses={204: None, 403: FORBIDDEN}, summary="Withdraw an invitation")
     def delete(self, request: Request, team_id: str, invitation_id: str) -> Response:
         services.invitation_delete(team=_team(request, team_id, Role.ADMIN),
-                                   invitation_id=invitation_id)
+                                   invitation_id=invitation_id, actor=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -153,3 +158,14 @@ class AcceptView(APIView):
         token = _input(AcceptInputSerializer, request)["token"]
         team = services.invitation_accept(user=signed_in(request), token=token)
         return Response(_shown(request, team.pk))
+
+
+class TeamAuditView(APIView):
+    http_method_names = ["get", "head", "options"]
+
+    @extend_schema(operation_id="teams_audit_list", parameters=[AuditParams],
+                   responses={200: PageSchema, 403: FORBIDDEN},
+                   summary="A team's audit log, newest first (admin)")
+    def get(self, request: Request, team_id: str) -> Response:
+        team = _team(request, team_id, Role.ADMIN)
+        return audit_answer(request, audit_selectors.entries_of_team(team.pk), f"team:{team.pk}")

@@ -65,4 +65,5 @@ def test_checks_are_off_only_where_named(loaded):
         "PATCH /api/v1/teams/{team_id}": ["positive_data_acceptance"],
         "POST /api/v1/f/{slug}": ["positive_data_acceptance", "negative_data_rejection"],
         "POST /f/{slug}": ["positive_data_acceptance", "negative_data_rejection"],
+        "GET /api/v1/teams/{team_id}/audit": ["positive_data_acceptance"],
     }
