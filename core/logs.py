@@ -10,8 +10,9 @@ import os
 import re
 from datetime import UTC, datetime
 
-# The path of the link mailed beside a code carries a credential (dashboard/views/confirm.py).
-LINK_TOKEN = re.compile(r"(/dashboard/confirm/)[^/?#\s]+")
+# The paths of the links mailed beside a code and with a team invitation carry a credential
+# (dashboard/views/confirm.py, dashboard/views/invitations.py).
+LINK_TOKEN = re.compile(r"(/dashboard/(?:confirm|invitations)/)[^/?#\s]+")
 
 
 def wanted() -> bool:

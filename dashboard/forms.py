@@ -71,6 +71,7 @@ class DashboardForm(forms.Form):
 class SignupForm(DashboardForm):
     email = email_field()
     password = new_password_field("Password")
+    next = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
 class LoginForm(DashboardForm):
@@ -118,6 +119,7 @@ class EmailForm(DashboardForm):
 class VerifyForm(DashboardForm):
     email = email_field()
     code = code_field()
+    next = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
 class ResetForm(DashboardForm):

@@ -10,8 +10,9 @@ Each line also ends with the request's duration, from its first byte to its answ
 when the request began (``STARTED``) before uvicorn makes the request's task, which copies it
 (edge/protocol.py), so the line uvicorn logs from that task knows it.
 
-One path carries a credential itself: the one-time link mailed beside a code
-(``/dashboard/confirm/<token>``), whose token is cut off too."""
+Two paths carry a credential themselves: the one-time link mailed beside a code
+(``/dashboard/confirm/<token>``) and a team's invitation (``/dashboard/invitations/<token>``),
+whose tokens are cut off too."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from contextvars import ContextVar
 
 LOGGER = "uvicorn.access"
 STARTED: ContextVar[float | None] = ContextVar("request_started", default=None)
-LINK_TOKEN = re.compile(r"^(/dashboard/confirm/)[^/]+")
+LINK_TOKEN = re.compile(r"^(/dashboard/(?:confirm|invitations)/)[^/]+")
 
 
 class DropQueries(logging.Filter):

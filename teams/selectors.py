@@ -11,6 +11,7 @@ from core import clock
 from core.errors import forbidden
 from teams.models import Invitation, Membership, Team
 from teams.roles import allows
+from teams.services import token_hash
 
 
 def teams_of(user: User) -> QuerySet[Team]:
@@ -51,3 +52,11 @@ def has_open_invitation(email: str) -> bool:
     return Invitation.objects.filter(
         email=normalize_email(email), accepted_at__isnull=True, expires_at__gt=clock.now()
     ).exists()
+
+
+def open_invitation(token: str) -> Invitation | None:
+    """The invitation a mailed token names, while it may still be accepted: None when it was
+    used, withdrawn, has expired or never existed."""
+    return (Invitation.objects.select_related("team", "invited_by")
+            .filter(token_hash=token_hash(token), accepted_at__isnull=True,
+                    expires_at__gt=clock.now()).first())

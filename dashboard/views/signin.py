@@ -24,8 +24,9 @@ from dashboard.views.common import bound, error_page, error_text, form_page
 
 @limited("dashboard-signup")
 def signup(request: HttpRequest) -> HttpResponse:
-    form = bound(SignupForm, request)
-    page = {"form": form, "registration": registration.mode()}
+    next_url = safe_next(request)
+    form = bound(SignupForm, request, next=next_url)
+    page = {"form": form, "registration": registration.mode(), "next": next_url}
     if request.method == "POST":
         try:
             registration.check(request.POST.get("email"))
@@ -40,37 +41,44 @@ def signup(request: HttpRequest) -> HttpResponse:
                               client=Client.of(request))
     except ServiceError as error:
         messages.error(request, error_text(error))
-        return error_page(request, "dashboard/signup.html", {"form": form}, error)
+        return error_page(request, "dashboard/signup.html", page, error)
     messages.success(request, "We emailed you a 6-digit code. Enter it below.")
-    return with_query("dashboard:verify", email=email)
+    return with_query("dashboard:verify", email=email, **_onward(next_url))
+
+
+def _onward(next_url: str) -> dict[str, str]:
+    """The ``next`` query that takes a sign-up on to the page that sent it (an invitation's
+    link), left off when that is the dashboard's home."""
+    return {} if next_url == reverse("dashboard:home") else {"next": next_url}
 
 
 @limited("dashboard-verify")
 def verify(request: HttpRequest) -> HttpResponse:
-    form = bound(VerifyForm, request, email=request.GET.get("email", ""))
+    next_url = safe_next(request)
+    form = bound(VerifyForm, request, email=request.GET.get("email", ""), next=next_url)
     email = request.POST.get("email") or request.GET.get("email", "")
+    page = {"form": form, "email": email, "next": next_url}
     if not form.is_valid():
-        return form_page(request, "dashboard/verify.html", {"form": form, "email": email})
+        return form_page(request, "dashboard/verify.html", page)
     try:
         user = accounts.user_verify_email(email=form.cleaned_data["email"],
                                           code=form.cleaned_data["code"],
                                           client=Client.of(request))
     except ServiceError as error:
         messages.error(request, error_text(error))
-        return error_page(request, "dashboard/verify.html", {"form": form, "email": email},
-                           error)
-    return signed_in_verified(request, user)
+        return error_page(request, "dashboard/verify.html", page, error)
+    return signed_in_verified(request, user, next_url)
 
 
-def signed_in_verified(request: HttpRequest, user) -> HttpResponse:
-    """Verifying an address signs in (by its code or its mailed link): home, or the account
-    page to set a password when the account has none yet (NO_PASSWORD_YET). A sign-in like any
-    other, device cookie included: this browser is the owner's."""
-    target = "dashboard:home"
+def signed_in_verified(request: HttpRequest, user, next_url: str | None = None) -> HttpResponse:
+    """Verifying an address signs in (by its code or its mailed link): ``next_url`` (home by
+    default), or the account page to set a password when the account has none yet
+    (NO_PASSWORD_YET). A sign-in like any other, device cookie included: this browser is the
+    owner's."""
     if not user.has_usable_password():
         messages.warning(request, NO_PASSWORD_YET)
-        target = "dashboard:account"
-    return _signed_in(user, reverse(target))
+        return _signed_in(user, reverse("dashboard:account"))
+    return _signed_in(user, next_url or reverse("dashboard:home"))
 
 
 NO_PASSWORD_YET = (
@@ -84,6 +92,7 @@ NO_PASSWORD_YET = (
 def resend(request: HttpRequest) -> HttpResponse:
     form = EmailForm(request.POST)
     email = request.POST.get("email", "")
+    next_url = safe_next(request)
     try:
         if form.is_valid():
             accounts.user_resend_code(email=form.cleaned_data["email"])
@@ -91,7 +100,7 @@ def resend(request: HttpRequest) -> HttpResponse:
         messages.error(request, error_text(error))
     else:
         messages.info(request, "If that address needs verification, a new code is on its way.")
-    return with_query("dashboard:verify", email=email)
+    return with_query("dashboard:verify", email=email, **_onward(next_url))
 
 
 @limited("dashboard-login")

@@ -513,6 +513,49 @@ def test_a_reload_after_each_dashboard_write_changes_nothing(chromium, live_serv
         context.close()
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_invitation_page_at_both_widths(chromium, live_server, axe_source, width):
+    """A team's mailed invitation: signed out it asks to log in and comes back; the page names
+    the team and role, its button's post passes the CSRF check and joins; used, it says so."""
+    from unittest import mock
+
+    from teams.models import Membership
+    from teams.services import invitation_create, team_create
+
+    admin = make_user("admin@example.com")
+    team = team_create(owner=admin, name="Agency with a long name for small screens")
+    with mock.patch("teams.services.secrets.token_urlsafe", return_value="T" * 43):
+        invitation_create(team=team, actor=admin, actor_role="owner",
+                          email="owner@example.com", role="editor")
+    make_user(time_zone=ZONE)
+    link = "/dashboard/invitations/" + "T" * 43
+    context = chromium.new_context(base_url=live_server.url, bypass_csp=True,  # to inject axe
+                                   viewport={"width": WIDTHS[width], "height": 900},
+                                   timezone_id=ZONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    posts = Posts(page)
+    try:
+        page.goto(link)
+        page.wait_for_url(re.compile(r"/dashboard/login\?next="))
+        page.get_by_label("Email").fill("owner@example.com")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(re.compile(r"/dashboard/invitations/"))
+        expect(page.get_by_role("heading", name=re.compile("Join the team"))).to_be_visible()
+        check_page(page, "invitation", width, axe_source)
+        page.get_by_role("button", name="Accept").click()
+        page.wait_for_url(re.compile(r"/dashboard/$"))
+        expect(page.get_by_text("You joined the team")).to_be_visible()
+        assert Membership.objects.get(team=team, user__email="owner@example.com").role == "editor"
+        assert posts.not_redirected() == []
+        used = page.goto(link)
+        assert used.status == 400 and used.headers["referrer-policy"] == "same-origin"
+        check_page(page, "invitation-used", width, axe_source)
+    finally:
+        context.close()
+
+
 def check_signed_out_page(page, name: str, width: str, axe_source: str | None) -> None:
     """check_page for the pages before sign-in, which show no time zone."""
     page.wait_for_load_state("load")

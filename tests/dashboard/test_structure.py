@@ -54,7 +54,8 @@ VIEWS = sorted((ROOT / "dashboard" / "views").glob("*.py"))
 def test_the_views_are_split_by_area():
     assert [path.stem for path in VIEWS] == [
         "__init__", "account", "api_keys", "audit", "common", "confirm", "erasure",
-        "form_sections", "home", "integrations", "signin", "submissions", "two_factor"]
+        "form_sections", "home", "integrations", "invitations", "signin", "submissions",
+        "two_factor"]
 
 
 @pytest.mark.parametrize("path", VIEWS, ids=lambda p: str(p.relative_to(ROOT)))

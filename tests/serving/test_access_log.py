@@ -27,6 +27,7 @@ def test_no_query_string_reaches_the_access_log(logged_server, caplog):
     logged_server.exchange(request("GET", "/dashboard/forms/f1/search?q=PRIVATE-TERM"))
     logged_server.exchange(request("GET", "/healthz?probe=1"))
     logged_server.exchange(request("GET", "/dashboard/confirm/LIVE-LINK-TOKEN"))
+    logged_server.exchange(request("GET", "/dashboard/invitations/LIVE-INVITE-TOKEN"))
 
     lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
     assert any('"GET /api/auth/google/callback HTTP/1.1"' in line for line in lines)
@@ -34,8 +35,9 @@ def test_no_query_string_reaches_the_access_log(logged_server, caplog):
     assert any('"GET /api/v1/files/abc123 HTTP/1.1"' in line for line in lines)
     assert any('"GET /healthz HTTP/1.1"' in line for line in lines)
     assert any('"GET /dashboard/confirm/<token> HTTP/1.1"' in line for line in lines)
+    assert any('"GET /dashboard/invitations/<token> HTTP/1.1"' in line for line in lines)
     secrets = ("SECRET-GRANT", "SIGNED-STATE", "ada@example.com", "SIGNED-LINK", "PRIVATE-TERM",
-               "LIVE-LINK-TOKEN", "?")
+               "LIVE-LINK-TOKEN", "LIVE-INVITE-TOKEN", "?")
     assert not any(secret in line for line in lines for secret in secrets)
 
 
