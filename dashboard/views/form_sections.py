@@ -9,8 +9,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
@@ -31,7 +32,7 @@ from dashboard.forms import (
     rules_formset,
 )
 from dashboard.snippet import html_snippet
-from forms_app import selectors as form_selectors
+from forms_app import access
 from forms_app import services as forms
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer
@@ -52,6 +53,7 @@ from submissions.services import (
     submissions_exported,
     submissions_mark_read,
 )
+from teams.roles import Role, allows
 
 PAGE_SIZE = 20
 # A form's sections, in the order of its tabs: (key, tab, page name).
@@ -64,16 +66,26 @@ SECTIONS = [
 ]
 
 
-def owned_form(request: HttpRequest, form_id: str) -> Form:
-    lookup = form_selectors.form_lookup(form_id)
-    return get_object_or_404(form_selectors.own_forms(signed_in(request)).filter(lookup))
+def owned_form(request: HttpRequest, form_id: str, needed: str = Role.VIEWER) -> Form:
+    """The form, if the signed-in user's role on it includes ``needed`` (forms_app/access.py):
+    404 without a role on it, the 403 page with one too low."""
+    try:
+        return access.form_for(signed_in(request), form_id, needed)
+    except ServiceError as error:
+        raise PermissionDenied(error.message) from None
+
+
+def may(form: Form) -> dict[str, bool]:
+    """What the page's buttons may offer, by the caller's role on the form."""
+    role = access.role_on(form)
+    return {"edit": allows(role, Role.EDITOR), "administer": allows(role, Role.ADMIN)}
 
 
 def _section_page(request: HttpRequest, form: Form, tab: str, template: str,
                   status: int = 200, **extra: Any) -> HttpResponse:
     tabs = [(key, label, reverse(name, args=[form.pk])) for key, label, name in SECTIONS]
     context = {"form": with_folder_sizes([form])[0], "tab": tab, "tabs": tabs,
-               "section": "forms", **extra}
+               "section": "forms", "role": access.role_on(form), "may": may(form), **extra}
     return render(request, template, context, status=status)
 
 
@@ -128,7 +140,7 @@ def form_setup(request: HttpRequest, form_id: str) -> HttpResponse:
     """GET: the endpoint, the field rules' editor and the snippets built from the rules.
     POST: save the rules and come back; if they are wrong, the page again with what was
     typed, each problem on the row and input it names."""
-    form = owned_form(request, form_id)
+    form = owned_form(request, form_id, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     if request.method != "POST":
         return _setup_page(request, form, *rules_formset(form))
     rules, extras = rules_formset(form, request.POST)
@@ -184,7 +196,7 @@ def form_integrations(request: HttpRequest, form_id: str) -> HttpResponse:
 def form_settings(request: HttpRequest, form_id: str) -> HttpResponse:
     """GET: the settings. POST: save them and come back here; if they are wrong, the page
     again with what was typed, each problem by its field, named as the page names it."""
-    form = owned_form(request, form_id)
+    form = owned_form(request, form_id, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     if request.method != "POST":
         return _settings_page(request, form, FormSettingsForm(form=form))
     posted = FormSettingsForm(request.POST, form=form)
@@ -236,7 +248,7 @@ def form_export(request: HttpRequest, form_id: str) -> StreamingHttpResponse:
 @login_required
 @require_POST
 def form_delete(request: HttpRequest, form_id: str) -> HttpResponse:
-    form = owned_form(request, form_id)
+    form = owned_form(request, form_id, Role.ADMIN)
     forms.form_delete(form=form, actor=signed_in(request))
     messages.success(request, f"Form “{form.name}” and its submissions were deleted.")
     return redirect("dashboard:home")
@@ -254,8 +266,10 @@ BULK_DONE = {
 @login_required
 @require_POST
 def submissions_bulk(request: HttpRequest, form_id: str) -> HttpResponse:
-    """The inbox's bulk buttons over the chosen submissions; back to the same page."""
-    form = owned_form(request, form_id)
+    """The inbox's bulk buttons over the chosen submissions; back to the same page. Exporting
+    the chosen is a viewer's, every other action an editor's."""
+    exporting = request.POST.get("action") == "export"
+    form = owned_form(request, form_id, Role.VIEWER if exporting else Role.EDITOR)
     posted = BulkForm(request.POST)
     if not posted.is_valid() or not posted.cleaned_data["action"]:
         messages.error(request, "Choose one or more submissions, then an action.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -17,16 +18,32 @@ from dashboard.forms import NewFormForm
 from dashboard.views.common import error_text, first_errors, validated
 from forms_app import selectors as form_selectors
 from forms_app import services as forms
+from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer
 from integrations import selectors as integration_selectors
 from submissions.selectors import activity as submission_activity
 from submissions.selectors import with_folder_sizes
+from teams import selectors as team_selectors
+
+PERSONAL = "personal"  # the switcher's choice of one's own forms, in no team
+
+
+def _shown(user, teams: list, chosen: str) -> QuerySet[Form]:
+    """The forms the switcher chose: all the user may reach, their own, or one team's."""
+    reachable = form_selectors.forms_of(user).select_related("team")
+    if chosen == PERSONAL:
+        return reachable.filter(team__isnull=True)
+    if any(str(team.pk) == chosen for team in teams):
+        return reachable.filter(team_id=chosen)
+    return reachable
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
-    forms_list = with_folder_sizes(form_selectors.own_forms(user))
+    teams = list(team_selectors.teams_of(user))
+    chosen = request.GET.get("team", "")
+    forms_list = with_folder_sizes(_shown(user, teams, chosen))
     ids = [form.pk for form in forms_list]
     activity = submission_activity(ids, zone=timezone.get_current_timezone())
     health = integration_selectors.health_by_form(user, ids)
@@ -38,6 +55,8 @@ def home(request: HttpRequest) -> HttpResponse:
     ]
     context = {
         "rows": rows,
+        "teams": teams,
+        "chosen": chosen,
         "new_form": NewFormForm(),
         "section": "forms",
         "used": user.monthly_submission_count,

@@ -16,7 +16,7 @@ from dashboard import deleted
 from dashboard.auth import login_required
 from dashboard.forms import DeleteSubmissionForm, MarkForm
 from dashboard.naming import is_held
-from dashboard.views.form_sections import folder_url, owned_form
+from dashboard.views.form_sections import folder_url, may, owned_form
 from files.selectors import files_of
 from integrations import selectors as integration_selectors
 from integrations.delivery import retry
@@ -31,6 +31,7 @@ from submissions.services import (
     submission_rescue,
     submissions_mark_read,
 )
+from teams.roles import Role
 
 
 @login_required
@@ -51,6 +52,7 @@ def submission_detail(request: HttpRequest, form_id: str, submission_id: str) ->
         "files": files_of(submission.pk),
         "ledger": [_ledger_row(delivery) for delivery in ledger_of(submission)],
         "section": "forms",
+        "may": may(form),
     }
     return render(request, "dashboard/submission.html", context)
 
@@ -77,7 +79,7 @@ def _ledger_row(delivery: Delivery) -> dict[str, Any]:
 def delivery_retry(
     request: HttpRequest, form_id: str, submission_id: str, delivery_id: str
 ) -> HttpResponse:
-    form = owned_form(request, form_id)
+    form = owned_form(request, form_id, Role.EDITOR)
     submission = submission_of(form, submission_id)
     # Only a delivery of the submission this page is about: the address names all three.
     if submission is None or not integration_selectors.delivers(submission, delivery_id):
@@ -93,7 +95,7 @@ def delivery_retry(
 @login_required
 @require_POST
 def submission_remove(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
-    form = owned_form(request, form_id)
+    form = owned_form(request, form_id, Role.EDITOR)
     submission = submission_of(form, submission_id)
     if submission is not None:
         submission_delete(submission=submission, actor=signed_in(request))
@@ -111,7 +113,7 @@ def submission_remove(request: HttpRequest, form_id: str, submission_id: str) ->
 @require_POST
 def submission_mark(request: HttpRequest, form_id: str, submission_id: str) -> HttpResponse:
     """The "Spam" and "Not spam" buttons; both teach the filter."""
-    form = owned_form(request, form_id)
+    form = owned_form(request, form_id, Role.EDITOR)
     submission = submission_of(form, submission_id)
     posted = MarkForm(request.POST)
     if not posted.is_valid():
