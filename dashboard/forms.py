@@ -612,3 +612,23 @@ class AuditFilterForm(DashboardForm):
     since = forms.DateField(label="Since", required=False,
                             widget=forms.DateInput(attrs={"type": "date"}))
     cursor = forms.CharField(required=False, max_length=4000, widget=forms.HiddenInput)
+
+
+ROLE_CHOICES = [("viewer", "Viewer"), ("editor", "Editor"), ("admin", "Admin"),
+                ("owner", "Owner")]
+
+
+class TeamForm(DashboardForm):
+    name = forms.CharField(label="Team name", max_length=200)
+
+
+class InviteForm(DashboardForm):
+    """An invitation: the services check the address and whether the caller may give the
+    role."""
+
+    email = email_field()
+    role = forms.ChoiceField(label="Role", choices=ROLE_CHOICES, initial="viewer")
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=ROLE_CHOICES)

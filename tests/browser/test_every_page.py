@@ -556,6 +556,74 @@ def test_the_invitation_page_at_both_widths(chromium, live_server, axe_source, w
         context.close()
 
 
+def signed_in_context(chromium, live_server, width: str, email: str):
+    context = chromium.new_context(base_url=live_server.url, bypass_csp=True,  # to inject axe
+                                   viewport={"width": WIDTHS[width], "height": 900},
+                                   timezone_id=ZONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto("/dashboard/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/$"))
+    return context, page
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_team_pages_at_both_widths(chromium, live_server, axe_source, width):
+    """The Teams page, a team's members page with its invitations, the forms list switched to
+    the team, and a team form's settings as a viewer sees them (no save, no delete)."""
+    from teams.models import Invitation, Membership
+    from teams.roles import Role
+    from teams.services import team_create
+
+    owner = make_user(time_zone=ZONE)
+    viewer = make_user("viewer.with.a.long.address@example.com", time_zone=ZONE)
+    team = team_create(owner=owner, name="Agency with a long name for small screens")
+    Membership.objects.create(team=team, user=viewer, role=Role.VIEWER)
+    shared = form_create(owner=owner, name="Agency contact", team=team)
+    form_create(owner=owner, name="My own form")
+
+    context, page = signed_in_context(chromium, live_server, width, owner.email)
+    posts = Posts(page)
+    try:
+        check_page(page, "forms-with-teams", width, axe_source)
+        page.get_by_label("Show").select_option(str(team.pk))
+        page.get_by_role("button", name="Show").click()
+        expect(page.get_by_role("link", name="My own form")).to_have_count(0)
+        expect(page.get_by_role("link", name="Agency contact")).to_be_visible()
+        check_page(page, "forms-of-a-team", width, axe_source)
+
+        page.goto("/dashboard/teams")
+        check_page(page, "teams", width, axe_source)
+        page.get_by_role("link", name=team.name).click()
+        check_page(page, "team", width, axe_source)
+        page.get_by_label("Email").fill("someone.new@example.com")
+        page.get_by_label("Role", exact=True).select_option("editor")
+        page.get_by_role("button", name="Send invitation").click()
+        expect(page.get_by_text("Invitation emailed to someone.new@example.com")).to_be_visible()
+        assert Invitation.objects.get().role == "editor"
+        reload_changes_nothing(page)
+        check_page(page, "team-with-invitation", width, axe_source)
+        assert posts.not_redirected() == []
+    finally:
+        context.close()
+
+    context, page = signed_in_context(chromium, live_server, width, viewer.email)
+    try:
+        page.goto(f"/dashboard/forms/{shared.pk}/settings")
+        check_page(page, "form-settings-viewer", width, axe_source)
+        expect(page.get_by_role("button", name="Save settings")).to_have_count(0)
+        expect(page.get_by_role("button", name=re.compile("Delete this form"))).to_have_count(0)
+        page.goto(f"/dashboard/teams/{team.pk}")
+        check_page(page, "team-viewer", width, axe_source)
+        expect(page.get_by_role("button", name="Send invitation")).to_have_count(0)
+    finally:
+        context.close()
+
+
 def check_signed_out_page(page, name: str, width: str, axe_source: str | None) -> None:
     """check_page for the pages before sign-in, which show no time zone."""
     page.wait_for_load_state("load")

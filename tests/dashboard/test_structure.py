@@ -55,7 +55,7 @@ def test_the_views_are_split_by_area():
     assert [path.stem for path in VIEWS] == [
         "__init__", "account", "api_keys", "audit", "common", "confirm", "erasure",
         "form_sections", "home", "integrations", "invitations", "signin", "submissions",
-        "two_factor"]
+        "teams", "two_factor"]
 
 
 @pytest.mark.parametrize("path", VIEWS, ids=lambda p: str(p.relative_to(ROOT)))

@@ -1,0 +1,149 @@
+"""The Teams page (one's teams, a new team) and each team's members page: members and their
+roles, invitations, leaving. Every change goes through teams/services.py, as the API's do;
+selectors.team_for answers 404 outside the team and the 403 page to a role too low."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+from rest_framework import serializers
+
+from accounts.authentication import signed_in
+from core.errors import ServiceError
+from dashboard.auth import login_required
+from dashboard.forms import InviteForm, RoleForm, TeamForm
+from dashboard.views.common import error_text, first_errors, validated
+from teams import selectors, services
+from teams.models import Team
+from teams.roles import Role, allows
+from teams.serializers import InvitationInputSerializer, TeamInputSerializer
+
+
+def _team(request: HttpRequest, team_id: Any, needed: str = Role.VIEWER) -> Team:
+    try:
+        return selectors.team_for(signed_in(request), team_id, needed)
+    except ServiceError as error:
+        raise PermissionDenied(error.message) from None
+
+
+@login_required
+def teams_page(request: HttpRequest) -> HttpResponse:
+    context = {"teams": selectors.teams_of(signed_in(request)), "team_form": TeamForm(),
+               "section": "forms"}
+    return render(request, "dashboard/teams.html", context)
+
+
+@login_required
+@require_POST
+def team_create(request: HttpRequest) -> HttpResponse:
+    posted = TeamForm(request.POST)
+    try:
+        if not posted.is_valid():
+            raise serializers.ValidationError(first_errors(posted))
+        values = validated(TeamInputSerializer, {"name": posted.cleaned_data["name"]})
+        team = services.team_create(owner=signed_in(request), **values)
+    except (ServiceError, serializers.ValidationError) as error:
+        messages.error(request, error_text(error))
+        return redirect("dashboard:teams")
+    messages.success(request, f"Team “{team.name}” created. Invite its members below.")
+    return redirect("dashboard:team", team.pk)
+
+
+@login_required
+def team_page(request: HttpRequest, team_id: str) -> HttpResponse:
+    team = _team(request, team_id)
+    role = selectors.caller_role(team)
+    manages = allows(role, Role.ADMIN)
+    members = [{"member": member, "changeable": _may_change(role, member.role)}
+               for member in selectors.members_of(team)]
+    context = {
+        "team": team, "role": role, "manages": manages, "members": members,
+        "roles": [value for value in Role if role == Role.OWNER or value != Role.OWNER],
+        "invitations": selectors.open_invitations_of(team) if manages else [],
+        "invite_form": InviteForm(), "section": "forms", "me": signed_in(request),
+    }
+    return render(request, "dashboard/team.html", context)
+
+
+def _may_change(actor_role: str, member_role: str) -> bool:
+    """As teams.services says: admins manage the members below owner, owners everyone."""
+    return allows(actor_role, Role.ADMIN) and (
+        member_role != Role.OWNER or actor_role == Role.OWNER)
+
+
+def _done(request: HttpRequest, team: Team, action, success: str) -> HttpResponse:
+    try:
+        action()
+    except (ServiceError, serializers.ValidationError) as error:
+        messages.error(request, error_text(error))
+    else:
+        messages.success(request, success)
+    return redirect("dashboard:team", team.pk)
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, team_id: str, user_id: str) -> HttpResponse:
+    team = _team(request, team_id, Role.ADMIN)
+    posted = RoleForm(request.POST)
+    if not posted.is_valid():
+        messages.error(request, "Choose a role.")
+        return redirect("dashboard:team", team.pk)
+    role = posted.cleaned_data["role"]
+    member = services.member_of(team, user_id)
+    return _done(request, team, lambda: services.member_update(
+        team=team, actor_role=selectors.caller_role(team), user_id=user_id, role=role,
+        actor=signed_in(request)), f"{member.user.email} is now {role}.")
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, team_id: str, user_id: str) -> HttpResponse:
+    """Removing another member (admin; owners for owners), or leaving (one's own id)."""
+    me = signed_in(request)
+    team = _team(request, team_id)
+    member = services.member_of(team, user_id)
+    try:
+        services.member_remove(team=team, actor=me, actor_role=selectors.caller_role(team),
+                               user_id=user_id)
+    except ServiceError as error:
+        if error.status_code == 403:
+            raise PermissionDenied(error.message) from None
+        messages.error(request, error_text(error))
+        return redirect("dashboard:team", team.pk)
+    if member.user_id == me.pk:
+        messages.success(request, f"You left the team “{team.name}”.")
+        return redirect("dashboard:teams")
+    messages.success(request, f"{member.user.email} was removed from the team.")
+    return redirect("dashboard:team", team.pk)
+
+
+@login_required
+@require_POST
+def invitation_create(request: HttpRequest, team_id: str) -> HttpResponse:
+    team = _team(request, team_id, Role.ADMIN)
+    posted = InviteForm(request.POST)
+
+    def invite() -> None:
+        if not posted.is_valid():
+            raise serializers.ValidationError(first_errors(posted))
+        values = validated(InvitationInputSerializer, posted.cleaned_data)
+        services.invitation_create(team=team, actor=signed_in(request),
+                                   actor_role=selectors.caller_role(team), **values)
+
+    email = request.POST.get("email", "")
+    return _done(request, team, invite, f"Invitation emailed to {email}; it works for 7 days.")
+
+
+@login_required
+@require_POST
+def invitation_withdraw(request: HttpRequest, team_id: str, invitation_id: str) -> HttpResponse:
+    team = _team(request, team_id, Role.ADMIN)
+    services.invitation_delete(team=team, invitation_id=invitation_id, actor=signed_in(request))
+    messages.success(request, "Invitation withdrawn; its link no longer works.")
+    return redirect("dashboard:team", team.pk)
