@@ -88,9 +88,11 @@ def erasure_create(*, owner: User, email: Any, actor: User | None = None) -> Era
     receipt and its masked address, never the address."""
     address = address_of(email)
     erased = 0
+    by_team: defaultdict[Any, int] = defaultdict(int)
     for form_id, ids in sorted(matches(owner=owner, address=address).items()):
         for start in range(0, len(ids), BATCH):
             erased += services.submissions_erase(form_id=form_id, ids=ids[start:start + BATCH])
+        by_team[_team_of(form_id)] += len(ids)
     receipt = Erasure.objects.create(
         owner=owner,
         email_hash=hashlib.sha256(address.encode()).hexdigest(),
@@ -100,7 +102,17 @@ def erasure_create(*, owner: User, email: Any, actor: User | None = None) -> Era
     record(owner_id=owner.pk, actor=actor, action="erasure.created",
            target=Target("erasure", receipt.pk, receipt.email_hint),
            details={"submissions": erased})
+    # What went from a team's forms is in that team's log too, counted for it alone.
+    for team_id, count in by_team.items():
+        if team_id is not None:
+            record(owner_id=owner.pk, actor=actor, action="erasure.created", team_id=team_id,
+                   target=Target("erasure", receipt.pk, receipt.email_hint),
+                   details={"submissions": count})
     return receipt
+
+
+def _team_of(form_id: Any) -> Any:
+    return Form.objects.filter(pk=form_id).values_list("team_id", flat=True).first()
 
 
 def erasures_of(owner: User) -> QuerySet[Erasure]:

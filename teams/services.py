@@ -117,6 +117,16 @@ def _keep_an_owner(team: Team, leaving: Membership) -> None:
         team.forms.update(account_id=heir.user_id)
 
 
+def _withdraw_beyond(team: Team, user_id: Any, role: str | None) -> None:
+    """A member's open invitations end with the power that sent them: all of them when the
+    member leaves or drops below admin, those of owners when they stop being one."""
+    sent = team.invitations.filter(invited_by_id=user_id, accepted_at__isnull=True)
+    if role is None or not allows(role, Role.ADMIN):
+        sent.delete()
+    elif role != Role.OWNER:
+        sent.filter(role=Role.OWNER).delete()
+
+
 @transaction.atomic
 def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
                   actor: User | None = None) -> Membership:
@@ -129,6 +139,7 @@ def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
     before = member.role
     member.role = role
     member.save(update_fields=["role"])
+    _withdraw_beyond(team, member.user_id, role)
     hooks.reach_changed(team.pk, member.user_id)
     if before != role:
         _audit(team, actor, "member.role_changed", _member(member), {"from": before, "to": role})
@@ -143,6 +154,7 @@ def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> 
         _may_manage(actor_role, member.role)
     _keep_an_owner(team, member)
     member.delete()
+    _withdraw_beyond(team, member.user_id, None)
     hooks.reach_changed(team.pk, member.user_id)
     action = "member.left" if member.user_id == actor.pk else "member.removed"
     _audit(team, actor, action, _member(member), {"role": member.role})

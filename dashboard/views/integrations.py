@@ -26,6 +26,7 @@ from integrations.delivery import retry
 from integrations.models import Integration
 from integrations.naming import destination
 from integrations.serializers import public_config
+from teams.roles import Role
 
 
 def _integrations_page(request: HttpRequest, status: int = 200, typed: QueryDict | None = None,
@@ -107,7 +108,11 @@ def integration_create(request: HttpRequest) -> HttpResponse:
 
 
 def _owned_integration(request: HttpRequest, integration_id: str) -> Integration:
-    return get_object_or_404(Integration, pk=integration_id, owner=request.user, hook=False)
+    """One the caller made and may still manage: editor or more on its form now, as the
+    integrations API asks, so a member removed or demoted keeps no hold on a team form's."""
+    user = signed_in(request)
+    managed = integration_selectors.shown_to(user, Role.EDITOR).filter(owner=user)
+    return get_object_or_404(managed, pk=integration_id)
 
 
 @login_required
