@@ -59,9 +59,7 @@ def database_turn() -> contextlib.AbstractContextManager[Any]:
     one transaction at a time: the threads queue on this lock rather than on SQLite's busy
     timeout (the in-memory test database shares one cache between connections, and there a
     second writer fails at once instead of waiting). Reentrant, so a step may call another."""
-    if connection.vendor == "postgresql":
-        return contextlib.nullcontext()
-    return threading.RLock()
+    return contextlib.nullcontext() if sql() is POSTGRESQL else threading.RLock()
 
 
 class SuccessWriter(Protocol):
@@ -73,7 +71,7 @@ def success_writer() -> SuccessWriter:
     """Records one delivered attempt, fenced by its claim; True if the claim still held the
     row. ``params``: finished at, delivery id, claim token, started at, duration (ms), status
     code, each as the database takes it."""
-    return _success_in_one_statement if connection.vendor == "postgresql" else _success_in_two
+    return _success_in_one_statement if sql() is POSTGRESQL else _success_in_two
 
 
 def _fenced_update() -> str:
