@@ -32,6 +32,10 @@ class Deleting(Protocol):
 
 
 annotators: list[Annotator] = []
+# The field names intake never keeps as data (its control fields: where to redirect, the
+# honeypots, the mail's subject, other services' settings, CAPTCHA tokens), which a field rule
+# could never see: registered by submissions.
+unkept_names: set[str] = set()
 on_saved: list[Saved] = []
 on_deleting: list[Deleting] = []
 
@@ -49,6 +53,10 @@ def register_saved(receiver: Saved) -> None:
 def register_deleting(receiver: Deleting) -> None:
     if receiver not in on_deleting:
         on_deleting.append(receiver)
+
+
+def register_unkept_names(names: Iterable[str]) -> None:
+    unkept_names.update(names)
 
 
 def annotated(forms: Iterable[Form]) -> list[Form]:

@@ -107,7 +107,8 @@ RULES_SCHEMA = {
     "maxItems": field_rules.MAX_RULES,
     "description": "The rules every submission is checked against; null takes any fields. "
                    "Each rule's name differs from the others', and a rule's min is not above "
-                   "its max.",
+                   "its max. No rule names a control field (_next, _subject, _gotcha and the "
+                   "other services' hidden inputs) nor the form's honeypotField.",
     "items": {"oneOf": [
         _rule_variant(field_rules.LENGTH_TYPES, maxLength={
             "type": "integer", "minimum": 1, "maximum": field_rules.MAX_LENGTH}),

@@ -40,7 +40,30 @@ def _apply(form: Form, changes: dict[str, Any]) -> list[str]:
     if "recaptcha_secret" in changes:
         form.set_recaptcha_secret(changes["recaptcha_secret"])
         fields.append("recaptcha_secret_encrypted")
+    if {"field_rules", "honeypot_field"} & set(fields):
+        _rules_on_kept_fields(form, rules_changed="field_rules" in fields)
     return fields
+
+
+def _rules_on_kept_fields(form: Form, *, rules_changed: bool) -> None:
+    """A rule naming a control field or the form's honeypot could never see its field (intake
+    drops those before the rules run), so a required one would refuse every submission.
+    Checked only when either side changes, so a form saved before this check keeps working.
+    A rule on a control field is a bad rule (400); one on the honeypot conflicts with the
+    other setting, which may be the stored one (409, as a taken slug)."""
+    for index, rule in enumerate(form.field_rules or []):
+        name, key = rule["name"], f"fields.{index}.name"
+        if name in hooks.unkept_names and rules_changed:
+            raise invalid({key: f"“{name}” is a control field, never kept as data, so no "
+                                "rule can check it."})
+        if name == form.honeypot_field:
+            raise honeypot_conflict(key if rules_changed else "honeypotField", name)
+
+
+def honeypot_conflict(key: str, name: str) -> ServiceError:
+    message = (f"“{name}” is both the form's honeypot and a field a rule checks: a honeypot "
+               "is a field no person fills, so no rule may name it.")
+    return ServiceError("honeypot_conflict", message, 409, details={key: message})
 
 
 def slug_taken() -> ServiceError:

@@ -21,7 +21,8 @@ from teams.models import Membership, Team
 from teams.roles import Role, allows
 
 FORBIDDEN = error(ROLE_TOO_LOW)
-SLUG_TAKEN = error("slug_taken: another form already has this slug")
+SLUG_TAKEN = error("slug_taken: another form already has this slug; honeypot_conflict: a "
+                   "field rule names the form's honeypot field")
 
 
 def shown(form: Form, role: str | None) -> dict:

@@ -154,16 +154,19 @@ def form_setup(request: HttpRequest, form_id: str) -> HttpResponse:
     except serializers.ValidationError as error:
         unplaced = add_rule_errors(rows, flatten_details(error.detail))
         return _setup_failed(request, form, rules, extras, unplaced)
+    except ServiceError as error:  # what only the form's other settings show (its honeypot)
+        unplaced = add_rule_errors(rows, error.details or {"": error.message})
+        return _setup_failed(request, form, rules, extras, unplaced, error.status_code)
     messages.success(request, "Fields saved.")
     return redirect("dashboard:form-setup", form.pk)
 
 
-def _setup_failed(request: HttpRequest, form: Form, rules, extras, unplaced: list[str]
-                  ) -> HttpResponse:
+def _setup_failed(request: HttpRequest, form: Form, rules, extras, unplaced: list[str],
+                  status: int = 400) -> HttpResponse:
     problems = "; ".join([*unplaced, *[str(error) for error in rules.non_form_errors()],
                           *_row_problems(rules)])
     messages.error(request, f"Fields not saved. {problems}".strip())
-    return _setup_page(request, form, rules, extras, status=400)
+    return _setup_page(request, form, rules, extras, status=status)
 
 
 def _row_problems(rules) -> list[str]:

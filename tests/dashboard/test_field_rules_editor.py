@@ -198,3 +198,32 @@ def test_hostile_names_and_options_stay_text_in_the_snippet(owner, form, name):
     escaped = html.escape(name)
     assert f'<select name="{escaped}">' in shown
     assert f'<option value="{escaped}">{escaped}</option>' in shown
+
+
+def test_a_rule_on_the_honeypot_or_a_control_field_is_named_on_its_row(owner, form):
+    """The service's refusals (the honeypot is another setting) reach the row, never a 500."""
+    form_update(form=form, honeypot_field="website")
+
+    on_honeypot = owner.post(setup_url(form), rows({"name": "email"}, {"name": "website"}))
+    on_control = owner.post(setup_url(form), rows({"name": "_subject", "required": True}))
+
+    assert on_honeypot.status_code == 409
+    assert re.search(r'id="rules-1-name_error"><p class="field-error" role="alert">“website” '
+                     r"is both the form's honeypot", html.unescape(text(on_honeypot)))
+    assert on_control.status_code == 400
+    assert "“_subject” is a control field" in html.unescape(text(on_control))
+    form.refresh_from_db()
+    assert form.field_rules is None
+
+
+def test_a_honeypot_a_rule_checks_is_named_by_the_settings_field(owner, form):
+    form_update(form=form, field_rules=[{"name": "website", "type": "url"}])
+
+    response = owner.post(f"/dashboard/forms/{form.pk}/settings", {
+        "name": form.name, "slug": form.slug, "rateLimit": "10", "honeypotField": "website",
+        "captchaProvider": "recaptcha", "spamFilter": "on"})
+
+    assert response.status_code == 409, text(response)
+    assert "is both the form's honeypot" in html.unescape(text(response))
+    form.refresh_from_db()
+    assert form.honeypot_field is None

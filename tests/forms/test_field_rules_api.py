@@ -191,3 +191,81 @@ def test_the_service_keeps_only_whole_rules_whoever_calls_it(user):
         "fields.0.type": "Must be one of: text, email, number, url, tel, date, checkbox, "
                          "select, file."}
     assert Form.objects.count() == 1
+
+
+# A rule on a field intake never keeps (a control field, the form's honeypot) could never see
+# it: required, it would refuse every submission. Refused whichever side changes: a control
+# field as a bad rule (400), the honeypot as a conflict with that setting (409).
+@pytest.mark.parametrize("name", ["_gotcha", "_next", "_subject", "g-recaptcha-response",
+                                  "access_key"])
+def test_a_rule_on_a_control_field_is_refused(owner_api, name):
+    response = owner_api.post(FORMS, {"name": "C", "fields": [
+        {"name": "email", "type": "email"}, {"name": name, "type": "text", "required": True}]},
+        format="json")
+
+    assert response.status_code == 400
+    assert set(response.json()["details"]) == {"fields.1.name"}
+    assert "control field" in response.json()["details"]["fields.1.name"]
+    assert not Form.objects.exists()
+
+
+def test_a_rule_on_the_honeypot_is_refused_with_the_honeypot_in_the_same_request(owner_api):
+    response = owner_api.post(FORMS, {"name": "C", "honeypotField": "website",
+                                      "fields": [{"name": "website", "type": "url"}]},
+                              format="json")
+
+    assert response.status_code == 409
+    assert response.json()["error"] == "honeypot_conflict"
+    assert "honeypot" in response.json()["details"]["fields.0.name"]
+
+
+def test_a_rule_on_the_stored_honeypot_is_refused_and_nothing_changes(owner_api):
+    form_id = owner_api.post(FORMS, {"name": "C", "honeypotField": "website"},
+                             format="json").json()["_id"]
+
+    response = owner_api.patch(f"{FORMS}/{form_id}", {
+        "name": "New", "fields": [{"name": "website", "type": "text", "required": True}]},
+        format="json")
+
+    assert response.status_code == 409
+    assert list(response.json()["details"]) == ["fields.0.name"]
+    form = Form.objects.get()
+    assert (form.name, form.field_rules) == ("C", None)
+
+
+def test_a_honeypot_on_a_field_a_rule_checks_is_refused(owner_api):
+    form_id = owner_api.post(FORMS, {"name": "C", "fields": RULES}, format="json").json()["_id"]
+
+    response = owner_api.patch(f"{FORMS}/{form_id}", {"honeypotField": "email"}, format="json")
+
+    assert response.status_code == 409
+    assert "email" in response.json()["details"]["honeypotField"]
+    assert Form.objects.get().honeypot_field is None
+
+
+def test_a_form_saved_with_such_a_rule_before_keeps_taking_other_changes(owner_api):
+    """Checked only when the rules or the honeypot change: an older form is not stuck."""
+    form_id = owner_api.post(FORMS, {"name": "C"}, format="json").json()["_id"]
+    Form.objects.filter(pk=form_id).update(
+        honeypot_field="website", field_rules=[{"name": "website", "type": "text",
+                                                "required": False}])
+
+    response = owner_api.patch(f"{FORMS}/{form_id}", {"name": "Renamed"}, format="json")
+
+    assert response.status_code == 200
+    assert Form.objects.get().name == "Renamed"
+
+
+def test_the_honeypot_and_rules_on_other_fields_go_together(owner_api, client):
+    """The check names only what collides: a honeypot beside rules on other fields works,
+    and a real post with the honeypot empty passes the rules."""
+    created = owner_api.post(FORMS, {"name": "C", "honeypotField": "website", "fields": [
+        {"name": "email", "type": "email", "required": True}], "allowExtraFields": False},
+        format="json")
+    assert created.status_code == 201
+
+    posted = client.post(f"/api/v1/f/{created.json()['slug']}",
+                         {"email": "ada@example.com", "website": ""},
+                         HTTP_ACCEPT="application/json")
+
+    assert posted.status_code == 200, posted.content
