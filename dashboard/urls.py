@@ -57,6 +57,7 @@ urlpatterns = [
     path("forms/<str:form_id>/settings", form_sections.form_settings, name="form-settings"),
     path("forms/<str:form_id>/export", form_sections.form_export, name="form-export"),
     path("forms/<str:form_id>/delete", form_sections.form_delete, name="form-delete"),
+    path("forms/<str:form_id>/move", form_sections.form_move, name="form-move"),
     path("forms/<str:form_id>/submissions/bulk", form_sections.submissions_bulk,
          name="submissions-bulk"),
     path(
