@@ -51,6 +51,20 @@ def shown_to(user, needed: str = Role.VIEWER) -> QuerySet[Integration]:
     return reachable(user, needed).filter(hook=False).exclude(type__in=list(kinds.BUILT_IN))
 
 
+def page_rows(user) -> QuerySet[Integration]:
+    """The integrations page's rows: those the integrations API lists to ``user`` (their own
+    and those of their teams' forms), newest first, each with its form and team and its count
+    of failed deliveries (``failed``)."""
+    return (shown_to(user).select_related("form__team")
+            .annotate(failed=failed_deliveries_count()).order_by("-created_at"))
+
+
+def managed_by(user) -> set:
+    """The ids of the integrations ``user`` may change, test and delete: editor or more on
+    the form (one's own account-wide ones too), as the integrations API asks."""
+    return set(shown_to(user, Role.EDITOR).values_list("pk", flat=True))
+
+
 def listed(owner) -> QuerySet[Integration]:
     """The integrations an owner added: not the built-in ones every form has (its owner's
     notification email), which the form's settings turn on and off, nor the subscriptions made
