@@ -73,17 +73,6 @@ def listed(owner) -> QuerySet[Integration]:
         type__in=list(kinds.BUILT_IN))
 
 
-def integrations_of(owner) -> QuerySet[Integration]:
-    """An account's integrations, newest first, each with its form and its count of failed
-    deliveries (``failed``)."""
-    return (
-        listed(owner)
-        .select_related("form")
-        .annotate(failed=failed_deliveries_count())
-        .order_by("-created_at")
-    )
-
-
 def receives(target_form_id, form_id) -> bool:
     """Whether an integration limited to ``target_form_id`` (None: every form of the account)
     receives ``form_id``'s submissions: the rule integrations/delivery/enqueue.py writes in SQL."""
@@ -114,14 +103,20 @@ def health_by_form(owner, form_ids: list) -> dict:
     return health
 
 
-def integrations_for_form(owner, form) -> list[Integration]:
-    """The integrations that receive ``form``'s submissions: its notification email while it
-    is on, then its own and the account's (an account has at most 20, so they are picked here
-    rather than by a second query)."""
-    built_in = built_in_of(owner, [form.pk]).filter(enabled=True).annotate(
-        failed=failed_deliveries_count())
-    return [*built_in,
-            *(row for row in integrations_of(owner) if receives(row.form_id, form.pk))]
+def integrations_for_form(form) -> list[Integration]:
+    """The integrations that receive ``form``'s submissions, whoever made them, so every
+    member with a role on a team form sees the same: the notification email of each person
+    who has it on, then those made on the form and, on one's own form, one's account-wide
+    ones (the rule integrations/delivery/enqueue.py writes in SQL)."""
+    built_in = (Integration.objects.filter(form=form, type__in=list(kinds.BUILT_IN), enabled=True)
+                .select_related("owner").annotate(failed=failed_deliveries_count()))
+    receiving = Q(form=form)
+    if form.account_wide_owner_id is not None:
+        receiving |= Q(form__isnull=True, owner_id=form.account_wide_owner_id)
+    made = (Integration.objects.filter(receiving, hook=False).exclude(type__in=list(kinds.BUILT_IN))
+            .select_related("form").annotate(failed=failed_deliveries_count())
+            .order_by("-created_at"))
+    return [*built_in, *made]
 
 
 def mail_server() -> mailer.State:

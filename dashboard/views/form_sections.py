@@ -195,7 +195,7 @@ def _setup_page(request: HttpRequest, form: Form, rules, extras, status: int = 2
 @login_required
 def form_integrations(request: HttpRequest, form_id: str) -> HttpResponse:
     form = owned_form(request, form_id)
-    rows = integration_selectors.integrations_for_form(signed_in(request), form)
+    rows = integration_selectors.integrations_for_form(form)
     return _section_page(request, form, "integrations", "dashboard/form_integrations.html",
                          integrations=rows)
 

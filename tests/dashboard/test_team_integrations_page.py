@@ -207,3 +207,33 @@ def test_a_form_id_with_more_in_it_is_one_unknown_id(team_crew, team_form, googl
                                              {"formId": "agency-contact&formId=x"})
 
     assert answer.status_code == 404  # the whole value is one id, which names no form
+
+
+# --- A team form's own Integrations section --------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["viewer", "editor", "admin", "owner"])
+def test_every_member_sees_what_receives_the_team_forms_submissions(team_crew, team_form,
+                                                                    admins_hook, who):
+    """Whoever made them: the admin's webhook, and the notification email of the member
+    who turned it on; the account-wide integrations of a member receive no team form."""
+    team_crew.api("editor").patch(f"/api/v1/forms/{team_form.pk}/me", {"notify": True},
+                                  format="json")
+    integration_create(owner=team_crew.users[who], type="WEBHOOK",
+                       config={"url": "https://everything.example.com/x"})
+
+    page = text(team_crew.browser(who).get(f"/dashboard/forms/{team_form.pk}/integrations"))
+
+    assert "Webhook to hooks.example.com" in page
+    assert "editor@team.example" in page
+    assert "everything.example.com" not in page
+
+
+def test_ones_own_forms_section_lists_ones_account_wide_integrations(team_crew):
+    own = form_create(owner=team_crew.users["viewer"], name="My own survey")
+    integration_create(owner=team_crew.users["viewer"], type="WEBHOOK",
+                       config={"url": "https://everything.example.com/x"})
+
+    page = text(team_crew.browser("viewer").get(f"/dashboard/forms/{own.pk}/integrations"))
+
+    assert "everything.example.com" in page and "(every form)" in page
