@@ -236,10 +236,13 @@ def _settings_failed(request: HttpRequest, form: Form, posted: FormSettingsForm,
 
 def _settings_page(request: HttpRequest, form: Form, settings_form: FormSettingsForm,
                    status: int = 200) -> HttpResponse:
+    here = str(form.team_id or PERSONAL)
     targets = move_targets(signed_in(request), form) if may(form)["administer"] else []
+    if all(value == here for value, _ in targets):
+        targets = []  # nowhere else to go: no move to offer
     return _section_page(request, form, "settings", "dashboard/form_settings.html",
                          status=status, settings_form=settings_form, move_targets=targets,
-                         here=str(form.team_id or PERSONAL))
+                         here=here)
 
 
 def move_targets(user: User, form: Form) -> list[tuple[str, str]]:

@@ -123,7 +123,7 @@ def _managed_integration(request: HttpRequest, integration_id: str) -> Integrati
     hold on a team form's integrations."""
     user = signed_in(request)
     integration = get_object_or_404(integration_selectors.shown_to(user), pk=integration_id)
-    if integration.pk not in integration_selectors.managed_by(user):
+    if not integration_selectors.shown_to(user, Role.EDITOR).filter(pk=integration.pk).exists():
         raise PermissionDenied("Managing integrations needs the editor role on the form's team.")
     return integration
 

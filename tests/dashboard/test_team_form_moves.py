@@ -138,3 +138,11 @@ def test_a_move_to_where_it_is_records_nothing(team_crew, team_form):
     assert moved.status_code == 302
     assert not Entry.objects.filter(action="form.moved").exists()
 
+
+
+def test_no_move_is_offered_where_there_is_nowhere_else_to_go(team_crew):
+    own = form_create(owner=team_crew.users["outsider"], name="Side project")
+
+    page = text(team_crew.browser("outsider").get(f"/dashboard/forms/{own.pk}/settings"))
+
+    assert MOVE.format(own.pk) not in page
