@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from accounts.authentication import signed_in
 from core.api.schema import error
 from core.errors import ServiceError
-from integrations import services, sheet_columns
+from integrations import selectors, services, sheet_columns
 from integrations.clients import google
 
 STATE_SALT = "formflow.google.oauth-state"
@@ -44,7 +44,7 @@ class GoogleLoginView(APIView):
     )
     def get(self, request: Request) -> HttpResponseRedirect:
         services.raise_if_not_configured()
-        form = services.sheets_form(signed_in(request), request.query_params.get("formId"))
+        form = selectors.sheets_form(signed_in(request), request.query_params.get("formId"))
         nonce = secrets.token_urlsafe(16)
         state = signing.dumps(
             {"u": str(request.user.pk), "f": str(form.pk) if form else None, "n": nonce},
@@ -86,7 +86,7 @@ class GoogleCallbackView(APIView):
         try:
             # Asked again: the role may have gone while the user was at Google's, and a
             # sheet meant for one form must not quietly receive every form instead.
-            form = services.sheets_form(signed_in(request), state["f"])
+            form = selectors.sheets_form(signed_in(request), state["f"])
         except ServiceError:
             return landing(error="form_not_found")
         try:

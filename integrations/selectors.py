@@ -3,7 +3,10 @@
 from django.db.models import Count, Max, Q, QuerySet
 
 from accounts import mailer
+from core.errors import ServiceError
 from forms_app import access
+from forms_app.access import form_lookup
+from forms_app.models import Form
 from integrations import kinds
 from integrations.models import TEST, Delivery, DeliveryState, Integration
 from teams.roles import Role
@@ -49,6 +52,19 @@ def reachable(user, needed: str = Role.VIEWER) -> QuerySet[Integration]:
 def shown_to(user, needed: str = Role.VIEWER) -> QuerySet[Integration]:
     """Those of ``reachable`` the integrations API shows: no built-in one, no subscription."""
     return reachable(user, needed).filter(hook=False).exclude(type__in=list(kinds.BUILT_IN))
+
+
+def sheets_form(owner, identifier: str | None) -> Form | None:
+    """The form a Google Sheets connection is limited to: one ``owner`` is editor or more
+    on; any other is no form of theirs (404), the same answer whether it exists or not."""
+    if not identifier:
+        return None
+    form = None
+    if "\x00" not in identifier:  # no id or slug holds one; PostgreSQL refuses it
+        form = access.reachable(owner, Role.EDITOR).filter(form_lookup(identifier)).first()
+    if form is None:
+        raise ServiceError("form_not_found", "No form of yours has that id.", 404)
+    return form
 
 
 def page_rows(user) -> QuerySet[Integration]:

@@ -61,19 +61,6 @@ def _owned_form(owner: User, identifier: str | None) -> Form | None:
     return access.check(form, Role.EDITOR)
 
 
-def sheets_form(owner: User, identifier: str | None) -> Form | None:
-    """The form a Google Sheets connection is limited to: one ``owner`` is editor or more
-    on; any other is no form of theirs (404), the same answer whether it exists or not."""
-    if not identifier:
-        return None
-    form = None
-    if "\x00" not in identifier:  # no id or slug holds one; PostgreSQL refuses it
-        form = access.reachable(owner, Role.EDITOR).filter(form_lookup(identifier)).first()
-    if form is None:
-        raise ServiceError("form_not_found", "No form of yours has that id.", 404)
-    return form
-
-
 @transaction.atomic
 def integration_create(
     *, owner: User, type: str, config: Any, form_id: str | None = None,

@@ -187,7 +187,7 @@ def google_connect(request: HttpRequest) -> HttpResponse:
         return redirect("dashboard:integrations")
     form_id = request.GET.get("formId")
     try:
-        integrations.sheets_form(signed_in(request), form_id)
+        integration_selectors.sheets_form(signed_in(request), form_id)
     except ServiceError as error:  # asked here too, so the page says it rather than JSON
         messages.error(request, f"Google Sheets was not connected. {error.message}")
         return _integrations_page(request, status=error.status_code)
