@@ -189,7 +189,7 @@ def team_account(request: HttpRequest, team_id: str) -> HttpResponse:
 
     return _done(request, team, hand_over,
                  "The account of record changed: the team's submissions now count toward "
-                 "its monthly limit.")
+                 "the chosen owner's monthly limit.")
 
 
 @login_required
