@@ -17,6 +17,7 @@ from typing import cast
 from django import forms
 
 from audit.actions import ACTIONS, FAMILY_LABELS
+from dashboard.naming import form_label
 from dashboard.zones import zone_names
 from forms_app.limits import MAX_FILE_BYTES, MAX_FILES
 from forms_app.models import CaptchaProvider
@@ -394,8 +395,18 @@ class DeleteSubmissionForm(forms.Form):
     page = forms.IntegerField(min_value=1, max_value=10**9, required=False)
 
 
+class OfferedForms(forms.MultipleChoiceField):
+    """Forms to choose among. An id outside the choices is not refused here but by the
+    service, which answers as the API does: 400 for a form one has no role on (no word of
+    whether it exists), 403 for one whose role is too low."""
+
+    def valid_value(self, value) -> bool:
+        return True
+
+
 class ApiKeyForm(forms.Form):
-    """A new pull API key: its name and the owner's forms it may read."""
+    """A new pull API key: its name and the forms it may read, among ``offered``: one's own
+    and those of the teams where one is admin (pullapi/services.py)."""
 
     name = forms.CharField(
         label="Name", max_length=100,
@@ -407,16 +418,16 @@ class ApiKeyForm(forms.Form):
         required=False,
         widget=forms.CheckboxInput(attrs={"id": "key-hooks"}),
     )
-    forms = forms.MultipleChoiceField(
+    forms = OfferedForms(
         label="Forms it may read", widget=forms.CheckboxSelectMultiple,
         error_messages={"required": "Choose at least one form."},
     )
 
-    def __init__(self, *args, owned=(), **kwargs) -> None:
+    def __init__(self, *args, offered=(), **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         choices = cast(forms.MultipleChoiceField, self.fields["forms"])
-        choices.choices = [(str(form.pk), form.name) for form in owned]
+        choices.choices = [(str(form.pk), form_label(form)) for form in offered]
 
 
 class ErasureForm(DashboardForm):

@@ -90,3 +90,9 @@ def field_label(key: str) -> str:
         return FIELD_LABELS[name]
     words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name.replace("_", " ").split(".")[-1])
     return words[:1].upper() + words[1:].lower()
+
+
+def form_label(form) -> str:
+    """A form where the caller picks among several, its team named: two forms of one name
+    are told apart ("Contact · Team Agency", "Contact · Personal")."""
+    return f"{form.name} · {f'Team {form.team.name}' if form.team_id else 'Personal'}"

@@ -57,6 +57,7 @@ urlpatterns = [
     path("forms/<str:form_id>/settings", form_sections.form_settings, name="form-settings"),
     path("forms/<str:form_id>/export", form_sections.form_export, name="form-export"),
     path("forms/<str:form_id>/delete", form_sections.form_delete, name="form-delete"),
+    path("forms/<str:form_id>/move", form_sections.form_move, name="form-move"),
     path("forms/<str:form_id>/submissions/bulk", form_sections.submissions_bulk,
          name="submissions-bulk"),
     path(
@@ -83,6 +84,9 @@ urlpatterns = [
     path("teams", teams.teams_page, name="teams"),
     path("teams/new", teams.team_create, name="team-create"),
     path("teams/<uuid:team_id>", teams.team_page, name="team"),
+    path("teams/<uuid:team_id>/rename", teams.team_rename, name="team-rename"),
+    path("teams/<uuid:team_id>/account", teams.team_account, name="team-account"),
+    path("teams/<uuid:team_id>/delete", teams.team_delete, name="team-delete"),
     path("teams/<uuid:team_id>/members/<uuid:user_id>/role", teams.member_role,
          name="team-member-role"),
     path("teams/<uuid:team_id>/members/<uuid:user_id>/remove", teams.member_remove,

@@ -15,9 +15,9 @@ from django.db.models import Case, CharField, OuterRef, Q, QuerySet, Subquery, V
 from django.http import Http404
 
 from accounts.models import User
-from core.errors import forbidden
+from core.errors import ServiceError, forbidden
 from forms_app.models import Form
-from teams.models import Membership
+from teams.models import Membership, Team
 from teams.roles import Role, allows
 
 
@@ -72,3 +72,20 @@ def role_of(user: User | Any, form: Form) -> str | None:
     if form.team_id is None:
         return Role.OWNER if form.owner_id == user.pk else None
     return team_role(user, form.team_id)
+
+
+def team_to_admin(user: Any, team_id: Any, form: Form | None = None) -> Team | None:
+    """The team a form goes into, one the caller is admin of (a team they are not in is a 404,
+    as another user's resource); or None: the creator's own forms, where only the creator
+    may put it."""
+    if team_id is None:
+        if form is not None and form.owner_id != user.pk:
+            raise forbidden("Only the form's creator may take it back from the team.")
+        return None
+    membership = Membership.objects.filter(user=user, team_id=team_id).select_related(
+        "team").first()
+    if membership is None:
+        raise ServiceError("team_not_found", "No team of yours has this id.", 404)
+    if not allows(membership.role, Role.ADMIN):
+        raise forbidden("Putting forms in a team needs the admin role there.")
+    return membership.team

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from accounts.models import User
 from core.infra import rawsql
@@ -15,10 +15,11 @@ def forms_of(user: User) -> QuerySet[Form]:
     return access.reachable(user).order_by("-created_at")
 
 
-def own_forms(user: User) -> QuerySet[Form]:
-    """The user's own forms, in no team, newest first: what the dashboard shows until it
-    applies team roles."""
-    return Form.objects.filter(owner=user, team__isnull=True).order_by("-created_at")
+def forms_with_role(user: User, needed: str) -> QuerySet[Form]:
+    """The forms on which ``user`` has at least the ``needed`` role, each with its team:
+    one's own first, then each team's, newest first within each."""
+    return access.reachable(user, needed).select_related("team").order_by(
+        F("team__name").asc(nulls_first=True), "team_id", "-created_at")
 
 
 # The public endpoint's one lookup, on every submission. Built once from the models' metadata:

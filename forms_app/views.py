@@ -4,8 +4,6 @@ too low 403."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.request import Request
@@ -13,12 +11,10 @@ from rest_framework.response import Response
 
 from accounts.authentication import signed_in
 from core.api.schema import ROLE_TOO_LOW, error
-from core.errors import ServiceError, forbidden
 from forms_app import access, hooks, selectors, services
 from forms_app.models import Form
 from forms_app.serializers import FormInputSerializer, FormSerializer
-from teams.models import Membership, Team
-from teams.roles import Role, allows
+from teams.roles import Role
 
 FORBIDDEN = error(ROLE_TOO_LOW)
 SLUG_TAKEN = error("slug_taken: another form already has this slug; honeypot_conflict: a "
@@ -29,23 +25,6 @@ def shown(form: Form, role: str | None) -> dict:
     """The form as the API shows it, with its folders' sizes and the caller's role."""
     form.caller_role = role  # type: ignore[attr-defined]
     return FormSerializer(hooks.annotated([form])[0]).data
-
-
-def team_to_admin(user: Any, team_id: Any, form: Form | None = None) -> Team | None:
-    """The team a form goes into, one the caller is admin of (a team they are not in is a 404,
-    as another user's resource); or None: the creator's own forms, where only the creator
-    may put it."""
-    if team_id is None:
-        if form is not None and form.owner_id != user.pk:
-            raise forbidden("Only the form's creator may take it back from the team.")
-        return None
-    membership = Membership.objects.filter(user=user, team_id=team_id).select_related(
-        "team").first()
-    if membership is None:
-        raise ServiceError("team_not_found", "No team of yours has this id.", 404)
-    if not allows(membership.role, Role.ADMIN):
-        raise forbidden("Putting forms in a team needs the admin role there.")
-    return membership.team
 
 
 @extend_schema(request=FormInputSerializer, responses=FormSerializer)
@@ -82,7 +61,7 @@ class FormViewSet(
                               404: error("team_not_found: teamId names no team of the caller's")})
     def create(self, request: Request) -> Response:
         values = self._input(partial=False)
-        team = team_to_admin(signed_in(request), values.pop("team_id", None))
+        team = access.team_to_admin(signed_in(request), values.pop("team_id", None))
         form = services.form_create(owner=signed_in(request), team=team,
                                     actor=signed_in(request), **values)
         return Response(shown(form, self._role(form)), status=status.HTTP_201_CREATED)
@@ -99,7 +78,7 @@ class FormViewSet(
         moving = "team_id" in changes
         team_id = changes.pop("team_id", None)
         form = self.get_object(Role.ADMIN if moving else Role.EDITOR)
-        team = team_to_admin(signed_in(request), team_id, form) if moving else None
+        team = access.team_to_admin(signed_in(request), team_id, form) if moving else None
         if changes:
             form = services.form_update(form=form, actor=signed_in(request), **changes)
         if moving:

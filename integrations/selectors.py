@@ -3,7 +3,10 @@
 from django.db.models import Count, Max, Q, QuerySet
 
 from accounts import mailer
+from core.errors import ServiceError
 from forms_app import access
+from forms_app.access import form_lookup
+from forms_app.models import Form
 from integrations import kinds
 from integrations.models import TEST, Delivery, DeliveryState, Integration
 from teams.roles import Role
@@ -51,23 +54,39 @@ def shown_to(user, needed: str = Role.VIEWER) -> QuerySet[Integration]:
     return reachable(user, needed).filter(hook=False).exclude(type__in=list(kinds.BUILT_IN))
 
 
+def sheets_form(owner, identifier: str | None) -> Form | None:
+    """The form a Google Sheets connection is limited to: one ``owner`` is editor or more
+    on; any other is no form of theirs (404), the same answer whether it exists or not."""
+    if not identifier:
+        return None
+    form = None
+    if "\x00" not in identifier:  # no id or slug holds one; PostgreSQL refuses it
+        form = access.reachable(owner, Role.EDITOR).filter(form_lookup(identifier)).first()
+    if form is None:
+        raise ServiceError("form_not_found", "No form of yours has that id.", 404)
+    return form
+
+
+def page_rows(user) -> QuerySet[Integration]:
+    """The integrations page's rows: those the integrations API lists to ``user`` (their own
+    and those of their teams' forms), newest first, each with its form and team and its count
+    of failed deliveries (``failed``)."""
+    return (shown_to(user).select_related("form__team")
+            .annotate(failed=failed_deliveries_count()).order_by("-created_at"))
+
+
+def managed_by(user) -> set:
+    """The ids of the integrations ``user`` may change, test and delete: editor or more on
+    the form (one's own account-wide ones too), as the integrations API asks."""
+    return set(shown_to(user, Role.EDITOR).values_list("pk", flat=True))
+
+
 def listed(owner) -> QuerySet[Integration]:
     """The integrations an owner added: not the built-in ones every form has (its owner's
     notification email), which the form's settings turn on and off, nor the subscriptions made
     through the hooks API (hooks/)."""
     return Integration.objects.filter(owner=owner, hook=False).exclude(
         type__in=list(kinds.BUILT_IN))
-
-
-def integrations_of(owner) -> QuerySet[Integration]:
-    """An account's integrations, newest first, each with its form and its count of failed
-    deliveries (``failed``)."""
-    return (
-        listed(owner)
-        .select_related("form")
-        .annotate(failed=failed_deliveries_count())
-        .order_by("-created_at")
-    )
 
 
 def receives(target_form_id, form_id) -> bool:
@@ -100,14 +119,20 @@ def health_by_form(owner, form_ids: list) -> dict:
     return health
 
 
-def integrations_for_form(owner, form) -> list[Integration]:
-    """The integrations that receive ``form``'s submissions: its notification email while it
-    is on, then its own and the account's (an account has at most 20, so they are picked here
-    rather than by a second query)."""
-    built_in = built_in_of(owner, [form.pk]).filter(enabled=True).annotate(
-        failed=failed_deliveries_count())
-    return [*built_in,
-            *(row for row in integrations_of(owner) if receives(row.form_id, form.pk))]
+def integrations_for_form(form) -> list[Integration]:
+    """The integrations that receive ``form``'s submissions, whoever made them, so every
+    member with a role on a team form sees the same: the notification email of each person
+    who has it on, then those made on the form and, on one's own form, one's account-wide
+    ones (the rule integrations/delivery/enqueue.py writes in SQL)."""
+    built_in = (Integration.objects.filter(form=form, type__in=list(kinds.BUILT_IN), enabled=True)
+                .select_related("owner").annotate(failed=failed_deliveries_count()))
+    receiving = Q(form=form)
+    if form.account_wide_owner_id is not None:
+        receiving |= Q(form__isnull=True, owner_id=form.account_wide_owner_id)
+    made = (Integration.objects.filter(receiving, hook=False).exclude(type__in=list(kinds.BUILT_IN))
+            .select_related("form").annotate(failed=failed_deliveries_count())
+            .order_by("-created_at"))
+    return [*built_in, *made]
 
 
 def mail_server() -> mailer.State:

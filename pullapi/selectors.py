@@ -30,5 +30,6 @@ def submissions_page(
 
 
 def api_keys_of(owner) -> QuerySet[ApiKey]:
-    """An account's API keys, newest first, with the forms each may read."""
-    return ApiKey.objects.filter(owner=owner).prefetch_related("forms").order_by("-created_at")
+    """An account's API keys, newest first, with the forms each was given and their teams."""
+    return ApiKey.objects.filter(owner=owner).prefetch_related("forms__team").order_by(
+        "-created_at")

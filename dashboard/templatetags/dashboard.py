@@ -73,6 +73,11 @@ def destination(integration) -> str:
 
 
 @register.filter
+def form_label(form) -> str:
+    return naming.form_label(form)
+
+
+@register.filter
 def health_label(status: str | None) -> str:
     return naming.HEALTH_LABELS.get(status or "", "None")
 

@@ -5,12 +5,19 @@ typed."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -32,6 +39,7 @@ from dashboard.forms import (
     rules_formset,
 )
 from dashboard.snippet import html_snippet
+from dashboard.views.home import PERSONAL
 from forms_app import access
 from forms_app import services as forms
 from forms_app.models import Form
@@ -53,6 +61,7 @@ from submissions.services import (
     submissions_exported,
     submissions_mark_read,
 )
+from teams import selectors as team_selectors
 from teams.roles import Role, allows
 
 PAGE_SIZE = 20
@@ -189,7 +198,7 @@ def _setup_page(request: HttpRequest, form: Form, rules, extras, status: int = 2
 @login_required
 def form_integrations(request: HttpRequest, form_id: str) -> HttpResponse:
     form = owned_form(request, form_id)
-    rows = integration_selectors.integrations_for_form(signed_in(request), form)
+    rows = integration_selectors.integrations_for_form(form)
     return _section_page(request, form, "integrations", "dashboard/form_integrations.html",
                          integrations=rows)
 
@@ -230,8 +239,54 @@ def _settings_failed(request: HttpRequest, form: Form, posted: FormSettingsForm,
 
 def _settings_page(request: HttpRequest, form: Form, settings_form: FormSettingsForm,
                    status: int = 200) -> HttpResponse:
+    here = str(form.team_id or PERSONAL)
+    targets = move_targets(signed_in(request), form) if may(form)["administer"] else []
+    if all(value == here for value, _ in targets):
+        targets = []  # nowhere else to go: no move to offer
     return _section_page(request, form, "settings", "dashboard/form_settings.html",
-                         status=status, settings_form=settings_form)
+                         status=status, settings_form=settings_form, move_targets=targets,
+                         here=here)
+
+
+def move_targets(user: User, form: Form) -> list[tuple[str, str]]:
+    """Where the caller may move a form, by forms_app.access.team_to_admin's rule: back to
+    its creator's own forms (the creator only), or a team where the caller is admin."""
+    personal = [(PERSONAL, "Personal (the creator's own forms)")] if form.owner_id == user.pk \
+        else []
+    return personal + [(str(team.pk), f"Team {team.name}")
+                       for team in team_selectors.teams_of(user)
+                       if allows(team_selectors.caller_role(team), Role.ADMIN)]
+
+
+def _chosen_team(chosen: str) -> uuid.UUID | None:
+    if chosen == PERSONAL:
+        return None
+    try:
+        return uuid.UUID(chosen)
+    except ValueError:
+        raise Http404 from None  # no team of the caller's, as the API's team_not_found
+
+
+@login_required
+@require_POST
+def form_move(request: HttpRequest, form_id: str) -> HttpResponse:
+    """As the API's PATCH {teamId}: admin on the form and on the team it goes to; a team the
+    caller is not in is a 404, a role too low the 403 page. Recorded by the service."""
+    form = owned_form(request, form_id, Role.ADMIN)
+    try:
+        team = access.team_to_admin(signed_in(request), _chosen_team(request.POST.get("team", "")),
+                                    form)
+    except ServiceError as error:
+        if error.status_code == 403:
+            raise PermissionDenied(error.message) from None
+        raise Http404 from None
+    if (team.pk if team else None) == form.team_id:
+        messages.info(request, "The form is already there; nothing was moved.")
+        return redirect("dashboard:form-settings", form.pk)
+    forms.form_move(form=form, team=team, actor=signed_in(request))
+    where = f"the team “{team.name}”" if team else "its creator's own forms"
+    messages.success(request, f"Form “{form.name}” moved to {where}.")
+    return redirect("dashboard:form-settings", form.pk)
 
 
 @login_required

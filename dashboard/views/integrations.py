@@ -1,10 +1,15 @@
-"""The integrations page: a card to add each kind, and each integration's switches."""
+"""The integrations page: a card to add each kind, and each integration's switches. It
+shows what the integrations API lists to the caller (their own, and those of their teams'
+forms, secrets never shown) and offers every form they may add one to; the switches only
+where their role on the form allows (editor), as the API's."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template import RequestContext
@@ -33,8 +38,10 @@ def _integrations_page(request: HttpRequest, status: int = 200, typed: QueryDict
                        **extra: Any) -> HttpResponse:
     """The integrations and a card to add each kind; ``typed`` is a create that failed, whose
     card is filled again with what was typed."""
-    rows = integration_selectors.integrations_of(request.user)
-    forms_list = form_selectors.own_forms(signed_in(request))
+    user = signed_in(request)
+    rows = integration_selectors.page_rows(user)
+    managed = integration_selectors.managed_by(user)
+    forms_list = list(form_selectors.forms_with_role(user, Role.EDITOR))
     cards = [
         kind.card.render(RequestContext(request, {
             "forms": forms_list, "google_configured": google.configured(),
@@ -44,7 +51,8 @@ def _integrations_page(request: HttpRequest, status: int = 200, typed: QueryDict
     ]
     context = {
         "integrations": [
-            (row, public_config(row), kinds.get(row.type), destination(row)) for row in rows
+            (row, public_config(row), kinds.get(row.type), destination(row), row.pk in managed)
+            for row in rows
         ],
         "forms": forms_list,
         "cards": cards,
@@ -96,8 +104,10 @@ def integration_create(request: HttpRequest) -> HttpResponse:
             actor=signed_in(request),
         )
     except (ServiceError, serializers.ValidationError) as error:
+        # The API's status: 403 for a form one only views, 400 for one one has no role on.
+        status = error.status_code if isinstance(error, ServiceError) else 400
         messages.error(request, f"Integration not created. {error_text(error)}")
-        return _integrations_page(request, status=400, typed=request.POST)
+        return _integrations_page(request, status=status, typed=request.POST)
     messages.success(request, f"{destination(integration)}: integration created.")
     response = redirect("dashboard:integrations")
     secret = integration.secrets.get("signingSecret")
@@ -107,18 +117,21 @@ def integration_create(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _owned_integration(request: HttpRequest, integration_id: str) -> Integration:
-    """One the caller made and may still manage: editor or more on its form now, as the
-    integrations API asks, so a member removed or demoted keeps no hold on a team form's."""
+def _managed_integration(request: HttpRequest, integration_id: str) -> Integration:
+    """One the caller may manage now, as the integrations API asks: one they cannot see is
+    404; one of a form they only view, the 403 page. So a member removed or demoted keeps no
+    hold on a team form's integrations."""
     user = signed_in(request)
-    managed = integration_selectors.shown_to(user, Role.EDITOR).filter(owner=user)
-    return get_object_or_404(managed, pk=integration_id)
+    integration = get_object_or_404(integration_selectors.shown_to(user), pk=integration_id)
+    if not integration_selectors.shown_to(user, Role.EDITOR).filter(pk=integration.pk).exists():
+        raise PermissionDenied("Managing integrations needs the editor role on the form's team.")
+    return integration
 
 
 @login_required
 @require_POST
 def integration_toggle(request: HttpRequest, integration_id: str) -> HttpResponse:
-    integration = _owned_integration(request, integration_id)
+    integration = _managed_integration(request, integration_id)
     integrations.integration_update(integration=integration, enabled=not integration.enabled,
                                     actor=signed_in(request))
     state = "enabled" if integration.enabled else "disabled"
@@ -131,7 +144,7 @@ def integration_toggle(request: HttpRequest, integration_id: str) -> HttpRespons
 def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
     try:
         success, message = integrations.integration_send_test(
-            integration=_owned_integration(request, integration_id), actor=signed_in(request)
+            integration=_managed_integration(request, integration_id), actor=signed_in(request)
         )
     except ServiceError as error:  # too many test sends
         success, message = False, error.message
@@ -146,7 +159,7 @@ def integration_test(request: HttpRequest, integration_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse:
-    integration = _owned_integration(request, integration_id)
+    integration = _managed_integration(request, integration_id)
     if not integration.enabled:
         messages.error(request, "Enable the integration first: a disabled one receives nothing.")
         return redirect("dashboard:integrations")
@@ -161,7 +174,7 @@ def integration_retry(request: HttpRequest, integration_id: str) -> HttpResponse
 @login_required
 @require_POST
 def integration_remove(request: HttpRequest, integration_id: str) -> HttpResponse:
-    integration = _owned_integration(request, integration_id)
+    integration = _managed_integration(request, integration_id)
     integrations.integration_delete(integration=integration, actor=signed_in(request))
     messages.success(request, f"{destination(integration)}: deleted.")
     return redirect("dashboard:integrations")
@@ -173,5 +186,10 @@ def google_connect(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Google Sheets is not configured on this server.")
         return redirect("dashboard:integrations")
     form_id = request.GET.get("formId")
-    suffix = f"?formId={form_id}" if form_id else ""
+    try:
+        integration_selectors.sheets_form(signed_in(request), form_id)
+    except ServiceError as error:  # asked here too, so the page says it rather than JSON
+        messages.error(request, f"Google Sheets was not connected. {error.message}")
+        return _integrations_page(request, status=error.status_code)
+    suffix = f"?{urlencode({'formId': form_id})}" if form_id else ""
     return HttpResponseRedirect(f"/api/auth/google/login{suffix}")

@@ -1,6 +1,7 @@
-"""The Teams page (one's teams, a new team) and each team's members page: members and their
-roles, invitations, leaving. Every change goes through teams/services.py, as the API's do;
-selectors.team_for answers 404 outside the team and the 403 page to a role too low."""
+"""The Teams page (one's teams, a new team) and each team's page: members and their roles,
+invitations, leaving, and the team's settings (its name, its account of record, deleting
+it). Every change goes through teams/services.py, as the API's do; selectors.team_for
+answers 404 outside the team and the 403 page to a role too low."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ from dashboard.views.common import error_text, first_errors, validated
 from teams import selectors, services
 from teams.models import Team
 from teams.roles import Role, allows
-from teams.serializers import InvitationInputSerializer, TeamInputSerializer
+from teams.serializers import (
+    InvitationInputSerializer,
+    TeamInputSerializer,
+    TeamUpdateSerializer,
+)
 
 
 def _team(request: HttpRequest, team_id: Any, needed: str = Role.VIEWER) -> Team:
@@ -59,13 +64,16 @@ def team_page(request: HttpRequest, team_id: str) -> HttpResponse:
     team = _team(request, team_id)
     role = selectors.caller_role(team)
     manages = allows(role, Role.ADMIN)
+    everyone = list(selectors.members_of(team))
     members = [{"member": member, "changeable": _may_change(role, member.role)}
-               for member in selectors.members_of(team)]
+               for member in everyone]
     context = {
         "team": team, "role": role, "manages": manages, "members": members,
         "roles": [value for value in Role if role == Role.OWNER or value != Role.OWNER],
         "invitations": selectors.open_invitations_of(team) if manages else [],
         "invite_form": InviteForm(), "section": "forms", "me": signed_in(request),
+        "rename_form": TeamForm(auto_id="team-%s", initial={"name": team.name}),
+        "owners": [member for member in everyone if member.role == Role.OWNER],
     }
     return render(request, "dashboard/team.html", context)
 
@@ -147,3 +155,60 @@ def invitation_withdraw(request: HttpRequest, team_id: str, invitation_id: str) 
     services.invitation_delete(team=team, invitation_id=invitation_id, actor=signed_in(request))
     messages.success(request, "Invitation withdrawn; its link no longer works.")
     return redirect("dashboard:team", team.pk)
+
+
+@login_required
+@require_POST
+def team_rename(request: HttpRequest, team_id: str) -> HttpResponse:
+    team = _team(request, team_id, Role.ADMIN)
+    posted = TeamForm(request.POST)
+
+    def rename() -> None:
+        if not posted.is_valid():
+            raise serializers.ValidationError(first_errors(posted))
+        values = validated(TeamUpdateSerializer, {"name": posted.cleaned_data["name"]})
+        services.team_update(team=team, role=selectors.caller_role(team),
+                             actor=signed_in(request), **values)
+
+    return _done(request, team, rename, "The team was renamed.")
+
+
+@login_required
+@require_POST
+def team_account(request: HttpRequest, team_id: str) -> HttpResponse:
+    """Hand the account of record (whose monthly limit the team's forms count toward) to
+    another owner: owners only."""
+    team = _team(request, team_id, Role.OWNER)
+
+    def hand_over() -> None:
+        values = validated(TeamUpdateSerializer,
+                           {"accountOfRecord": request.POST.get("accountOfRecord", "")})
+        services.team_update(team=team, role=selectors.caller_role(team),
+                             account_of_record=values["accountOfRecord"],
+                             actor=signed_in(request))
+
+    return _done(request, team, hand_over,
+                 "The account of record changed: the team's submissions now count toward "
+                 "the chosen owner's monthly limit.")
+
+
+@login_required
+@require_POST
+def team_delete(request: HttpRequest, team_id: str) -> HttpResponse:
+    team = _team(request, team_id, Role.OWNER)
+    try:
+        services.team_delete(team=team, actor=signed_in(request))
+    except ServiceError as error:
+        messages.error(request, _not_deleted(team, error))
+        return redirect("dashboard:team", team.pk)
+    messages.success(request, f"The team “{team.name}” was deleted.")
+    return redirect("dashboard:teams")
+
+
+def _not_deleted(team: Team, error: ServiceError) -> str:
+    if error.code != "team_not_empty":
+        return error_text(error)
+    count = team.forms.count()
+    return (f"The team still has {count} form{'s' if count != 1 else ''}. Move each one to "
+            "another team or back to its creator (the form's Settings, “Move form”), or "
+            "delete it; then delete the team.")

@@ -624,6 +624,69 @@ def test_the_team_pages_at_both_widths(chromium, live_server, axe_source, width)
         context.close()
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_team_settings_and_team_forms_pages_at_both_widths(chromium, live_server,
+                                                               axe_source, width):
+    """As an owner: the team's settings (renaming, the account of record among two owners,
+    deleting), a team form's settings with its move, and the integrations and API keys pages
+    offering the team's form by its team's name. As a viewer: the integrations page without
+    switches and the form's sections with their inputs disabled."""
+    from teams.models import Membership, Team
+    from teams.roles import Role
+    from teams.services import team_create
+
+    owner = make_user(time_zone=ZONE)
+    co_owner = make_user("co.owner.with.a.long.address@example.com", time_zone=ZONE)
+    viewer = make_user("viewer@example.com", time_zone=ZONE)
+    team = team_create(owner=owner, name="Agency with a long name for small screens")
+    Membership.objects.create(team=team, user=co_owner, role=Role.OWNER)
+    Membership.objects.create(team=team, user=viewer, role=Role.VIEWER)
+    shared = form_create(owner=owner, name="Agency contact", team=team)
+    form_create(owner=owner, name="Agency contact")  # the same name, one's own
+    integration_create(owner=owner, type="WEBHOOK", form_id=str(shared.pk),
+                       config={"url": "https://hooks.example.com/agency"})
+
+    context, page = signed_in_context(chromium, live_server, width, owner.email)
+    posts = Posts(page)
+    try:
+        page.goto(f"/dashboard/teams/{team.pk}")
+        check_page(page, "team-settings-owner", width, axe_source)
+        page.get_by_label("Team name").fill("Agency renamed")
+        page.get_by_role("button", name="Rename the team").click()
+        expect(page.get_by_text("The team was renamed.")).to_be_visible()
+        assert Team.objects.get(pk=team.pk).name == "Agency renamed"
+        on_screen(page, page.get_by_role("button", name="Hand it over"), WIDTHS[width])
+        on_screen(page, page.get_by_role("button", name="Delete the team"), WIDTHS[width])
+
+        page.goto(f"/dashboard/forms/{shared.pk}/settings")
+        check_page(page, "form-settings-move", width, axe_source)
+        on_screen(page, page.get_by_role("button", name="Move form"), WIDTHS[width])
+
+        page.goto("/dashboard/integrations")
+        check_page(page, "integrations-with-teams", width, axe_source)
+        expect(page.locator("#webhook-form option", has_text="· Team Agency renamed")
+               ).to_have_count(1)
+        page.goto("/dashboard/settings/api-keys")
+        check_page(page, "api-keys-with-teams", width, axe_source)
+        expect(page.get_by_label("Agency contact · Team Agency renamed")).to_be_visible()
+        assert posts.not_redirected() == []
+    finally:
+        context.close()
+
+    context, page = signed_in_context(chromium, live_server, width, viewer.email)
+    try:
+        page.goto("/dashboard/integrations")
+        check_page(page, "integrations-viewer", width, axe_source)
+        expect(page.get_by_role("button", name=re.compile("Send test"))).to_have_count(0)
+        for section in ("settings", "setup"):
+            page.goto(f"/dashboard/forms/{shared.pk}/{section}")
+            check_page(page, f"form-{section}-viewer-disabled", width, axe_source)
+            expect(page.locator("fieldset.whole input:not([type=hidden])").first
+                   ).to_be_disabled()
+    finally:
+        context.close()
+
+
 def check_signed_out_page(page, name: str, width: str, axe_source: str | None) -> None:
     """check_page for the pages before sign-in, which show no time zone."""
     page.wait_for_load_state("load")

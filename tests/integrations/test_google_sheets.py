@@ -100,7 +100,7 @@ def test_callback_without_the_pkce_verifier_fails(owner_api, google):
 
     assert response.status_code == 302
     assert "error=google_failed" in response["Location"]
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(type="GOOGLE_SHEETS").exists()
 
 
 def test_callback_with_forged_state_lands_with_an_error(owner_api, google):
@@ -108,7 +108,7 @@ def test_callback_with_forged_state_lands_with_an_error(owner_api, google):
 
     assert response.status_code == 302
     assert response["Location"] == "/dashboard/integrations?error=invalid_state"
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(type="GOOGLE_SHEETS").exists()
 
 
 def test_expired_state_lands_with_an_error(owner_api, google, monkeypatch):
@@ -121,7 +121,7 @@ def test_expired_state_lands_with_an_error(owner_api, google, monkeypatch):
     response = owner_api.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
 
     assert response["Location"] == "/dashboard/integrations?error=invalid_state"
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(type="GOOGLE_SHEETS").exists()
 
 
 @pytest.mark.parametrize("who", ["other", "nobody"])
@@ -134,7 +134,7 @@ def test_callback_for_another_or_no_account_creates_nothing(owner_api, other_api
     response = client.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
 
     assert response["Location"] == "/dashboard/integrations?error=wrong_account"
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(type="GOOGLE_SHEETS").exists()
 
 
 def test_state_is_single_use(owner_api, google):
@@ -354,3 +354,22 @@ def test_a_trickling_token_refresh_ends_by_the_same_deadline(connected, google, 
 
     assert time.monotonic() - began < 2.5
     assert not failed.value.permanent
+
+
+def test_a_role_lost_while_at_googles_connects_nothing(db, google):
+    """The form is asked for again on the way back: a sheet meant for one form must not
+    become one of every form when the role on it went meanwhile."""
+    from forms_app.services import form_create
+    from teams.models import Membership
+    from tests.teams.helpers import crew
+
+    team = crew()
+    form = form_create(owner=team.users["owner"], name="Agency contact", team=team.team)
+    editor = team.api("editor")
+    _, query = start(editor, google, formId=str(form.pk))
+    Membership.objects.filter(user=team.users["editor"]).update(role="viewer")
+
+    response = editor.get(CALLBACK, {"state": query["state"][0], "code": "good-code"})
+
+    assert response["Location"] == "/dashboard/integrations?error=form_not_found"
+    assert not Integration.objects.filter(type="GOOGLE_SHEETS").exists()

@@ -8,7 +8,7 @@ from accounts.models import User
 from teams.models import Membership, Team
 from teams.roles import Role
 from teams.services import team_create
-from tests.conftest import CommitClient, bearer, make_user
+from tests.conftest import PASSWORD, CommitBrowserClient, CommitClient, bearer, make_user
 
 ROLES = ("viewer", "editor", "admin", "owner")
 
@@ -26,6 +26,14 @@ class Crew:
 
     def api(self, who: str) -> CommitClient:
         return client_of(self.users[who])
+
+    def browser(self, who: str) -> CommitBrowserClient:
+        """A dashboard browser signed in as ``who``."""
+        browser = CommitBrowserClient()
+        response = browser.post("/dashboard/login",
+                                {"email": self.users[who].email, "password": PASSWORD})
+        assert response.status_code == 302
+        return browser
 
 
 def crew(prefix: str = "") -> Crew:
