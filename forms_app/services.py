@@ -132,7 +132,6 @@ def _differing(form: Form, fields: list[str], before: dict[str, Any]) -> list[st
 
 
 @transaction.atomic
-@transaction.atomic
 def form_move(*, form: Form, team: Team | None, actor: User | None = None) -> Form:
     """Into a team, or back to its creator's own forms (None). Its creator stays ``owner``;
     who may reach it is forms_app/access.py's answer from now on. Recorded in the log of

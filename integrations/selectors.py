@@ -89,33 +89,32 @@ def listed(owner) -> QuerySet[Integration]:
         type__in=list(kinds.BUILT_IN))
 
 
-def receives(target_form_id, form_id) -> bool:
-    """Whether an integration limited to ``target_form_id`` (None: every form of the account)
-    receives ``form_id``'s submissions: the rule integrations/delivery/enqueue.py writes in SQL."""
-    return target_form_id is None or target_form_id == form_id
+def receives(form, target_form_id, owner_id) -> bool:
+    """Whether an integration of ``owner_id`` limited to ``target_form_id`` (None: every form
+    of the account) receives ``form``'s submissions: the rule integrations/delivery/enqueue.py
+    writes in SQL."""
+    return target_form_id == form.pk or (
+        target_form_id is None and owner_id == form.account_wide_owner_id)
 
 
 # Worst first: a form is as healthy as its least healthy integration.
 HEALTH_ORDER = ("failing", "never_run", "healthy")
 
 
-def built_in_of(owner, form_ids: list) -> QuerySet[Integration]:
-    """The built-in integrations of these forms (the owner's notification email), on or off."""
-    return Integration.objects.filter(owner=owner, form_id__in=form_ids,
-                                      type__in=list(kinds.BUILT_IN))
-
-
-def health_by_form(owner, form_ids: list) -> dict:
-    """For each form, the health of the enabled integrations that receive its submissions
-    (its own, the account's, and its built-in notification email): "failing", "never_run"
-    or "healthy"; None if there are none."""
-    rows = list(
-        listed(owner).filter(enabled=True).values_list("form_id", "status")
-    ) + list(built_in_of(owner, form_ids).filter(enabled=True).values_list("form_id", "status"))
+def health_by_form(forms: list) -> dict:
+    """For each form, the health of the enabled integrations that receive its submissions,
+    whoever made them, as integrations_for_form lists them (so every member of a team sees
+    the same): "failing", "never_run" or "healthy"; None if there are none. One statement."""
+    wide = {form.account_wide_owner_id for form in forms} - {None}
+    receiving = Q(form_id__in=[form.pk for form in forms]) | (
+        Q(form__isnull=True, owner_id__in=wide) & ~Q(type__in=list(kinds.BUILT_IN)))
+    rows = list(Integration.objects.filter(receiving, enabled=True, hook=False)
+                .values_list("form_id", "owner_id", "status"))
     health = {}
-    for form_id in form_ids:
-        states = {status for target, status in rows if receives(target, form_id)}
-        health[form_id] = next((state for state in HEALTH_ORDER if state in states), None)
+    for form in forms:
+        states = {status for target, owner_id, status in rows
+                  if receives(form, target, owner_id)}
+        health[form.pk] = next((state for state in HEALTH_ORDER if state in states), None)
     return health
 
 

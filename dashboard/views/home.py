@@ -46,7 +46,7 @@ def home(request: HttpRequest) -> HttpResponse:
     forms_list = with_folder_sizes(_shown(user, teams, chosen))
     ids = [form.pk for form in forms_list]
     activity = submission_activity(ids, zone=timezone.get_current_timezone())
-    health = integration_selectors.health_by_form(user, ids)
+    health = integration_selectors.health_by_form(forms_list)
     rows = [
         {"form": form, "activity": activity[form.pk], "health": health[form.pk],
          "bars": daily_bars(activity[form.pk].daily, activity[form.pk].first_day),

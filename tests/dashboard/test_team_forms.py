@@ -7,6 +7,8 @@ import pytest
 
 from forms_app.models import Form
 from forms_app.services import form_create
+from integrations.models import Integration
+from integrations.services import integration_create
 from submissions.models import Submission
 from teams.services import team_create
 from tests.conftest import PASSWORD, CommitBrowserClient, add_submission
@@ -158,3 +160,27 @@ def test_an_editor_marks_spam(team_crew, team_form):
 
     assert marked.status_code == 302
     assert Submission.objects.get(pk=submission.pk).status == "spam"
+
+
+def test_a_team_forms_health_counts_every_members_integration_and_no_ones_account_wide(
+        team_crew, team_form):
+    """Every member sees the same health on a team form: the admin's failing webhook on it
+    counts for the viewer; the viewer's own account-wide one, which a team form never
+    receives, does not."""
+    failing = integration_create(owner=team_crew.users["admin"], type="WEBHOOK",
+                                 config={"url": "https://hooks.example.com/a"},
+                                 form_id=str(team_form.pk))
+    integration_create(owner=team_crew.users["viewer"], type="WEBHOOK",
+                       config={"url": "https://hooks.example.com/b"})
+    Integration.objects.filter(pk=failing.pk).update(status="failing")
+    Integration.objects.exclude(pk=failing.pk).update(status="healthy")
+
+    for who in ("viewer", "owner"):
+        html = text(team_crew.browser(who).get("/dashboard/"))
+        row = html[html.index(">Agency contact</a>"):]
+        assert "Failing" in row[:row.index("</tr>")], who
+
+    Integration.objects.filter(pk=failing.pk).delete()
+    html = text(team_crew.browser("viewer").get("/dashboard/"))
+    row = html[html.index(">Agency contact</a>"):]
+    assert "None" in row[:row.index("</tr>")]
