@@ -31,6 +31,9 @@ def _keys_page(request: HttpRequest, status: int = 200, key_form: ApiKeyForm | N
     offered = _offered(request)
     context = {
         "keys": rows,
+        # A key reads a team's form only while its maker is admin there: a form it was given
+        # before a demotion or a removal is still named, marked as no longer read.
+        "readable": {form.pk for form in offered},
         "forms": offered,
         "key_form": key_form or ApiKeyForm(offered=offered),
         "section": "keys",

@@ -84,3 +84,23 @@ def test_the_keys_list_names_each_forms_team(team_crew, team_form):
     listed = text(browser.get(PAGE))
 
     assert '<td data-label="Forms">Agency contact · Team Agency</td>' in listed
+
+
+def test_a_form_the_key_no_longer_reads_is_marked_after_a_demotion(team_crew, team_form):
+    """The pull API stops reading a team form the moment its key's maker drops below admin;
+    the keys page says so beside the form rather than listing it as if it were read."""
+    browser = team_crew.browser("admin")
+    own = form_create(owner=team_crew.users["admin"], name="My own survey")
+    browser.post(f"{PAGE}/new", {"name": "Warehouse", "forms": [str(team_form.pk), str(own.pk)]})
+    assert "not read" not in text(browser.get(PAGE))
+
+    owner = team_crew.api("owner")
+    demoted = owner.patch(f"/api/v1/teams/{team_crew.team.pk}/members/"
+                          f"{team_crew.users['admin'].pk}", {"role": "editor"}, format="json")
+    assert demoted.status_code == 200
+    listed = text(browser.get(PAGE))
+
+    cell = listed[listed.index('<td data-label="Forms">'):]
+    cell = cell[:cell.index("</td>")]
+    assert "Agency contact · Team Agency <span" in cell and "not read" in cell
+    assert cell.count("not read") == 1  # one's own form is always read
