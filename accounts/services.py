@@ -412,14 +412,20 @@ def sign_up_attempts_purge() -> int:
     return deleted
 
 
+@transaction.atomic
 def user_update_profile(
     *, user: User, name: str | None = None, onboarding_complete: bool | None = None
 ) -> User:
+    """The account's name is in its own log when it changes; the onboarding mark, the
+    dashboard's note of a first visit finished, is not a setting and is not."""
+    renamed = name is not None and name != user.name
     if name is not None:
         user.name = name
     if onboarding_complete is not None:
         user.onboarding_complete = onboarding_complete
     user.save(update_fields=["name", "onboarding_complete"])
+    if renamed:
+        account_audit(user, "account.changed", {"changed": ["name"]})
     return user
 
 
