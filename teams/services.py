@@ -140,7 +140,7 @@ def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
     member.role = role
     member.save(update_fields=["role"])
     _withdraw_beyond(team, member.user_id, role)
-    hooks.reach_changed(team.pk, member.user_id)
+    hooks.reach_changed(team.pk, member.user_id, actor)
     if before != role:
         _audit(team, actor, "member.role_changed", _member(member), {"from": before, "to": role})
     return member
@@ -155,7 +155,7 @@ def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> 
     _keep_an_owner(team, member)
     member.delete()
     _withdraw_beyond(team, member.user_id, None)
-    hooks.reach_changed(team.pk, member.user_id)
+    hooks.reach_changed(team.pk, member.user_id, actor)
     action = "member.left" if member.user_id == actor.pk else "member.removed"
     _audit(team, actor, action, _member(member), {"role": member.role})
 
