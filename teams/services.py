@@ -153,11 +153,54 @@ def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> 
     if member.user_id != actor.pk:
         _may_manage(actor_role, member.role)
     _keep_an_owner(team, member)
+    action = "member.left" if member.user_id == actor.pk else "member.removed"
+    _leave(team, member, actor, action)
+
+
+def _leave(team: Team, member: Membership, actor: User | None, action: str,
+           details: dict[str, Any] | None = None) -> None:
+    """The member goes, with what their role held (invitations, notifications, subscriptions);
+    the team's row is held and an owner kept by the caller."""
     member.delete()
     _withdraw_beyond(team, member.user_id, None)
     hooks.reach_changed(team.pk, member.user_id, actor)
-    action = "member.left" if member.user_id == actor.pk else "member.removed"
-    _audit(team, actor, action, _member(member), {"role": member.role})
+    _audit(team, actor, action, _member(member), {"role": member.role, **(details or {})})
+
+
+@transaction.atomic
+def account_leaving(user: User, actor: User | None) -> None:
+    """Before an account is deleted (accounts' hooks, and a backstop on pre_delete for any
+    other path): it leaves each of its teams as a removed member does, in the team's log, and
+    the forms it made there stay the team's, passed to its account of record. The last owner
+    of a team cannot go: 409 last_owner naming the team, and nothing changes."""
+    members = Membership.objects.filter(user=user).select_related("team", "user")
+    for member in members.order_by("team_id"):  # one lock order for every deletion
+        team = member.team
+        _locked(team)
+        try:
+            _keep_an_owner(team, member)
+        except ServiceError:
+            raise ServiceError("last_owner", f"{user.email} is the last owner of the team "
+                               f"“{team.name}”: make another member an owner first.",
+                               status_code=409) from None
+        team.forms.filter(owner_id=user.pk).update(owner_id=_forms_holder(team, user))
+        _leave(team, member, actor, "member.removed", {"accountDeleted": True})
+
+
+def account_deleted(sender: Any, instance: User, **kwargs: Any) -> None:
+    """pre_delete of a user, whatever deletes it: leaving done already (the admin) finds no
+    team left to leave."""
+    account_leaving(instance, None)
+
+
+def _forms_holder(team: Team, leaving: User) -> Any:
+    """Who a leaving account's team forms pass to: the team's account of record (handed on
+    already if it was the leaving one), else its longest-standing owner."""
+    holder = Team.objects.filter(pk=team.pk).values_list("account_of_record_id", flat=True).get()
+    if holder is not None and holder != leaving.pk:
+        return holder
+    owners = team.memberships.filter(role=Role.OWNER).exclude(user=leaving)
+    return owners.order_by("joined_at", "pk").values_list("user_id", flat=True).first()
 
 
 @transaction.atomic
