@@ -127,10 +127,20 @@ def _withdraw_beyond(team: Team, user_id: Any, role: str | None) -> None:
         sent.filter(role=Role.OWNER).delete()
 
 
+def _role_held(team: Team, actor: User) -> str:
+    """The actor's role, read once the team's row is held: a role that a change holding it
+    first took away (two owners demoting or removing each other) cannot act once more. No
+    role left: 404, as for anyone outside the team."""
+    role = team.memberships.filter(user=actor).values_list("role", flat=True).first()
+    if role is None:
+        raise Http404
+    return role
+
+
 @transaction.atomic
-def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
-                  actor: User | None = None) -> Membership:
+def member_update(*, team: Team, actor: User, user_id: Any, role: str) -> Membership:
     _locked(team)
+    actor_role = _role_held(team, actor)
     member = member_of(team, user_id)
     _may_manage(actor_role, member.role)
     _may_manage(actor_role, role)
@@ -147,8 +157,9 @@ def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
 
 
 @transaction.atomic
-def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> None:
+def member_remove(*, team: Team, actor: User, user_id: Any) -> None:
     _locked(team)
+    actor_role = _role_held(team, actor)
     member = member_of(team, user_id)
     if member.user_id != actor.pk:
         _may_manage(actor_role, member.role)
