@@ -49,7 +49,10 @@ def team_create(*, owner: User, name: str) -> Team:
 
 
 def _locked(team: Team) -> None:
-    Team.objects.select_for_update().filter(pk=team.pk).values_list("pk").get()
+    """Hold the team's row; its account of record is read under the hold, as a change that
+    held it before may have handed it on."""
+    team.account_of_record_id = (Team.objects.select_for_update().filter(pk=team.pk)
+                                 .values_list("account_of_record_id", flat=True).get())
 
 
 @transaction.atomic
@@ -115,6 +118,7 @@ def _keep_an_owner(team: Team, leaving: Membership) -> None:
     if team.account_of_record_id == leaving.user_id:
         Team.objects.filter(pk=team.pk).update(account_of_record=heir.user_id)
         team.forms.update(account_id=heir.user_id)
+        team.account_of_record_id = heir.user_id  # the log's entries of this change are theirs
 
 
 def _withdraw_beyond(team: Team, user_id: Any, role: str | None) -> None:
@@ -206,8 +210,8 @@ def account_deleted(sender: Any, instance: User, **kwargs: Any) -> None:
 
 def _forms_holder(team: Team, leaving: User) -> Any:
     """Who a leaving account's team forms pass to: the team's account of record (handed on
-    already if it was the leaving one), else its longest-standing owner."""
-    holder = Team.objects.filter(pk=team.pk).values_list("account_of_record_id", flat=True).get()
+    already by _keep_an_owner if it was the leaving one), else its longest-standing owner."""
+    holder = team.account_of_record_id
     if holder is not None and holder != leaving.pk:
         return holder
     owners = team.memberships.filter(role=Role.OWNER).exclude(user=leaving)

@@ -112,6 +112,7 @@ def test_an_owner_beside_another_hands_the_team_on_and_it_keeps_working(
     assert (removed["actor"]["email"], removed["target"]["name"], removed["details"]) == (
         "operator@example.com", "owner@team.example",
         {"role": "owner", "accountDeleted": True})
+    assert Entry.objects.get(action="member.removed").owner_id == heir.pk
 
 
 def test_a_member_below_owner_is_deleted_and_leaves_the_team(admin_client, team_crew):
