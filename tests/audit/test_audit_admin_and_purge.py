@@ -230,7 +230,6 @@ def test_a_team_form_changed_in_the_admin_is_in_the_teams_log(admin_client, oper
     page = f"/admin/forms_app/form/{form.pk}/change/"
 
     response = admin_client.post(page, posted_form(admin_client, page, name="Renamed",
-                                                   team=str(team_crew.team.pk),
                                                    rate_limit=10, spam_filter="on",
                                                    captcha_provider="recaptcha",
                                                    allowed_origins="[]", blocked_words="[]",
@@ -239,3 +238,19 @@ def test_a_team_form_changed_in_the_admin_is_in_the_teams_log(admin_client, oper
 
     assert response.status_code == 302, response.content.decode()[:3000]
     assert only("form.changed").team_id == team_crew.team.pk
+
+
+def test_a_form_is_not_moved_out_of_its_team_in_the_admin(admin_client, team_crew):
+    from forms_app.models import Form
+    from forms_app.services import form_create
+
+    form = form_create(owner=team_crew.users["owner"], name="Leads", team=team_crew.team)
+    page = f"/admin/forms_app/form/{form.pk}/change/"
+
+    admin_client.post(page, posted_form(admin_client, page, team="", rate_limit=10,
+                                        spam_filter="on", captcha_provider="recaptcha",
+                                        allowed_origins="[]", blocked_words="[]",
+                                        file_uploads="null", allow_extra_fields="on"))
+
+    assert Form.objects.get(pk=form.pk).team_id == team_crew.team.pk
+    assert entries("form.moved") == []
