@@ -254,3 +254,22 @@ def test_a_form_is_not_moved_out_of_its_team_in_the_admin(admin_client, team_cre
 
     assert Form.objects.get(pk=form.pk).team_id == team_crew.team.pk
     assert entries("form.moved") == []
+
+
+def test_a_team_deletion_that_fails_in_the_admin_leaves_the_team_and_no_entry(
+        admin_client, team_crew, monkeypatch):
+    from teams.models import Team
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    # The delete page's last step, after the entry, inside the admin's transaction.
+    monkeypatch.setattr("teams.admin.TeamAdmin.message_user", fails)
+    admin_client.raise_request_exception = False
+
+    response = admin_client.post(f"/admin/teams/team/{team_crew.team.pk}/delete/",
+                                 {"post": "yes"})
+
+    assert response.status_code == 500
+    assert Team.objects.filter(pk=team_crew.team.pk).exists()
+    assert entries() == []

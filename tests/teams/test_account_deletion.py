@@ -123,3 +123,24 @@ def test_a_member_below_owner_is_deleted_and_leaves_the_team(admin_client, team_
     assert not User.objects.filter(pk=editor.pk).exists()
     assert team_crew.team.memberships.count() == 3
     assert team_crew.team.memberships.filter(role=Role.OWNER).count() == 1
+
+
+def test_a_deletion_that_fails_in_the_admin_leaves_the_team_as_it_was(
+        admin_client, team_crew, team_form, monkeypatch):
+    owner, heir = team_crew.users["owner"], team_crew.users["admin"]
+    Membership.objects.filter(user=heir).update(role=Role.OWNER)
+    Entry.objects.all().delete()
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    # The delete page's last step, after the account left its teams and went.
+    monkeypatch.setattr("accounts.admin.UserAdmin.message_user", fails)
+    admin_client.raise_request_exception = False
+
+    assert delete_in_admin(admin_client, owner).status_code == 500
+
+    assert Membership.objects.get(user=owner).role == Role.OWNER
+    assert Team.objects.get(pk=team_crew.team.pk).account_of_record_id == owner.pk
+    assert Form.objects.get(pk=team_form).owner_id == owner.pk
+    assert not Entry.objects.exists()
