@@ -192,6 +192,10 @@ def account_leaving(user: User, actor: User | None) -> None:
     for member in members.order_by("team_id"):  # one lock order for every deletion
         team = member.team
         _locked(team)
+        held = team.memberships.filter(pk=member.pk).values_list("role", flat=True).first()
+        if held is None:  # removed meanwhile
+            continue
+        member.role = held  # as it is now, under the hold
         try:
             _keep_an_owner(team, member)
         except ServiceError:
