@@ -7,11 +7,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 
-from accounts import registration, two_factor
+from accounts import hooks, registration, two_factor
 from accounts.device import Client
 from accounts.models import EmailCode, Invitation, MailerStatus, User
 from accounts.services import usage_reset, user_authenticate
-from audit.admin_changes import AuditedAdmin
+from audit.admin_changes import AuditedAdmin, operator
 from audit.services import Target
 from core.admin import ChangedFieldsOnlyAdmin
 from core.errors import ServiceError
@@ -70,6 +70,24 @@ class UserAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin, BaseUserAdmin):
 
     def audit_owner(self, obj: User) -> User:
         return obj
+
+    def get_deleted_objects(self, objs, request):
+        """What deleting takes once each account has left its teams (tried here and rolled
+        back; delete_model does it): their forms stay the team's. The last owner of a team is
+        refused by name, as a protected object is, and nothing is deleted."""
+        with transaction.atomic():
+            try:
+                for user in objs:
+                    hooks.account_leaving(user, operator(request))
+                return super().get_deleted_objects(objs, request)
+            except ServiceError as error:
+                return [], {}, set(), [error.message]
+            finally:
+                transaction.set_rollback(True)
+
+    def delete_model(self, request, obj: User) -> None:
+        hooks.account_leaving(obj, operator(request))
+        super().delete_model(request, obj)
 
     def audit_target(self, obj: User) -> Target:
         return Target("account", obj.pk, obj.email)

@@ -18,9 +18,11 @@ SEND_WINDOW = timedelta(hours=1)
 SENDS_PER_WINDOW = 5
 
 
-def issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> None:
+def issue_code(user: User, purpose: str, previous: EmailCode | None = None,
+               onward: str = "") -> None:
     """Replace the user's code for ``purpose`` (and so its link) and email the new one after
-    commit; the mail task mints the link that goes with it."""
+    commit; the mail task mints the link that goes with it. ``onward``: the dashboard's page
+    the link goes on to once it has signed in (checked by the dashboard, again when opened)."""
     code = codes.new_code()
     now = clock.now()
     window_open = previous is not None and previous.send_window_start is not None and (
@@ -40,12 +42,22 @@ def issue_code(user: User, purpose: str, previous: EmailCode | None = None) -> N
             "sends_in_window": previous.sends_in_window + 1 if previous and window_open else 1,
         },
     )
-    # The broker sees only a sealed code, never the plain digits.
-    sealed = crypto.encrypt(code)
-    transaction.on_commit(lambda: mails.send_code_email.delay(str(user.pk), sealed, purpose))
+    # The broker sees only a sealed code, never the plain digits, and a sealed onward page
+    # (it may hold an invitation's token).
+    sealed, sealed_onward = crypto.encrypt(code), seal(onward)
+    transaction.on_commit(lambda: mails.send_code_email.delay(str(user.pk), sealed, purpose,
+                                                              sealed_onward))
 
 
-def issue_code_if_allowed(user: User, purpose: str) -> None:
+def seal(onward: str) -> str:
+    return crypto.encrypt(onward) if onward else ""
+
+
+def unseal(sealed_onward: str) -> str:
+    return crypto.decrypt(sealed_onward) if sealed_onward else ""
+
+
+def issue_code_if_allowed(user: User, purpose: str, onward: str = "") -> None:
     """A new code, unless the address had one in the last 60 s or 5 in the last hour."""
     previous = EmailCode.objects.filter(user=user, purpose=purpose).first()
     if previous is not None:
@@ -54,11 +66,11 @@ def issue_code_if_allowed(user: User, purpose: str) -> None:
         if now - previous.sent_at < settings.OTP_RESEND_INTERVAL or (
                 in_window and previous.sends_in_window >= SENDS_PER_WINDOW):
             return
-    issue_code(user, purpose, previous)
+    issue_code(user, purpose, previous, onward)
 
 
 @transaction.atomic
-def sign_up_in_background(*, email: str, password_hash: str) -> None:
+def sign_up_in_background(*, email: str, password_hash: str, onward: str = "") -> None:
     """Create an account and send its code. An address that has an account already is never
     changed (that was a takeover: a stranger's password on the victim's account, verified by
     the victim's own code); an unverified one gets a fresh code within the send limits."""
@@ -69,9 +81,9 @@ def sign_up_in_background(*, email: str, password_hash: str) -> None:
                 user = User.objects.create(email=email, password=password_hash)
         except IntegrityError:  # a second sign-up for the address won the race
             return
-        issue_code(user, CodePurpose.VERIFY)
+        issue_code(user, CodePurpose.VERIFY, onward=onward)
     elif not user.is_verified:
-        issue_code_if_allowed(user, CodePurpose.VERIFY)
+        issue_code_if_allowed(user, CodePurpose.VERIFY, onward)
     else:
         # Verified already: the sign-up changes nothing, but its record stays (purged with the
         # rest) so that signing in with its password answers as for a pending sign-up. Only the
@@ -82,10 +94,10 @@ def sign_up_in_background(*, email: str, password_hash: str) -> None:
 
 
 @transaction.atomic
-def resend_code_in_background(*, email: str) -> None:
+def resend_code_in_background(*, email: str, onward: str = "") -> None:
     user = User.objects.select_for_update().filter(email=email, is_verified=False).first()
     if user is not None:
-        issue_code_if_allowed(user, CodePurpose.VERIFY)
+        issue_code_if_allowed(user, CodePurpose.VERIFY, onward)
 
 
 @transaction.atomic

@@ -4,7 +4,8 @@ AppConfig.ready()), so accounts imports none of them.
 The monthly quota's record is accounts' (quota.py); the counter that admits submissions
 against it is intake's (submissions/intake/admission/), which registers how an operator's
 reset reaches it (submissions/apps.py). Teams tells registration which addresses a team
-invited (teams/apps.py), so they may sign up when REGISTRATION is invite."""
+invited (teams/apps.py), so they may sign up when REGISTRATION is invite, and settles an
+account's teams before the account is deleted."""
 
 from __future__ import annotations
 
@@ -41,3 +42,20 @@ def register_invitation_check(check: InvitationCheck) -> None:
 
 def invited_elsewhere(email: str) -> bool:
     return any(check(email) for check in invitation_checks)
+
+
+# (user, who deletes it): what another app settles before the account goes, in the deletion's
+# transaction (a team keeps an owner); a ServiceError refuses the deletion.
+AccountLeaving = Callable[[Any, Any], None]
+
+account_leavings: list[AccountLeaving] = []
+
+
+def register_account_leaving(leaving: AccountLeaving) -> None:
+    if leaving not in account_leavings:
+        account_leavings.append(leaving)
+
+
+def account_leaving(user: Any, actor: Any) -> None:
+    for leaving in account_leavings:
+        leaving(user, actor)

@@ -6,6 +6,8 @@ background.py, the sign-in guard), so no one imports in a circle."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from celery import shared_task
 from django.conf import settings
 from django.template.loader import render_to_string
@@ -29,7 +31,8 @@ TEMPLATES = {
 
 
 @shared_task(name="accounts.tasks.send_code_email", bind=True, max_retries=MAX_RETRIES)
-def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
+def send_code_email(self, user_id: str, sealed_code: str, purpose: str,
+                    sealed_onward: str = "") -> None:
     users = User.objects.filter(pk=user_id)
     if purpose == CodePurpose.VERIFY:
         users = users.filter(is_verified=False)
@@ -39,7 +42,8 @@ def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
     token = codes.new_link(user, code, purpose) if user is not None else None
     if user is None or token is None:
         return
-    context = {"code": code, "minutes": 30, "link": confirm_url(token)}
+    onward = crypto.decrypt(sealed_onward) if sealed_onward else ""
+    context = {"code": code, "minutes": 30, "link": confirm_url(token, onward)}
     try:
         mailer.send(
             subject=SUBJECTS[CodePurpose(purpose)].format(code=code),
@@ -52,9 +56,11 @@ def send_code_email(self, user_id: str, sealed_code: str, purpose: str) -> None:
         raise self.retry(exc=error, countdown=RETRY_DELAYS_BASE * 2**self.request.retries) from None
 
 
-def confirm_url(token: str) -> str:
-    # The dashboard's confirm page (contract: {BASE_URL}/dashboard/confirm/<token>).
-    return f"{settings.BASE_URL}/dashboard/confirm/{token}"
+def confirm_url(token: str, onward: str = "") -> str:
+    """The dashboard's confirm page (contract: {BASE_URL}/dashboard/confirm/<token>), with the
+    page it goes on to as ``next``: in the query, which no access log keeps."""
+    link = f"{settings.BASE_URL}/dashboard/confirm/{token}"
+    return f"{link}?{urlencode({'next': onward})}" if onward else link
 
 
 @shared_task(name="accounts.tasks.send_sign_in_alert")

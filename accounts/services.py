@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import codes, hooks, signin_guard, tasks, two_factor
+from accounts import background, codes, hooks, signin_guard, tasks, two_factor
 from accounts.audited import account_audit
 from accounts.authentication import TOKEN_VERSION_CLAIM
 from accounts.device import Client
@@ -63,13 +63,17 @@ WRONG_TRIES_PER_DAY = 20
 # nothing.
 
 
-def user_sign_up(*, email: str, password: str, client: Client | None = None) -> None:
+def user_sign_up(*, email: str, password: str, client: Client | None = None,
+                 onward: str = "") -> None:
+    """``onward``: a page of the dashboard the mailed link goes on to once it has signed in
+    (the invitation that sent the person here), checked by the dashboard."""
     email = normalize_email(email)
     validate_new_password(password, email)
     password_hash = sign_up_password_hash(email, password)
     sign_up_record(email=email, password_hash=password_hash, client=client)
     # The worker gets the hash, sealed: the broker never sees the password.
-    tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash))
+    tasks.enqueue(tasks.sign_up, email, crypto.encrypt(password_hash), "",
+                  background.seal(onward))
 
 
 def sign_up_password_hash(email: str, password: str) -> str:
@@ -122,8 +126,8 @@ def _signed_up_with(email: str, password: str, user: User | None) -> bool:
 SIGN_UP_ATTEMPTS_KEPT = timedelta(days=30)
 
 
-def user_resend_code(*, email: str) -> None:
-    tasks.enqueue(tasks.resend_code, normalize_email(email))
+def user_resend_code(*, email: str, onward: str = "") -> None:
+    tasks.enqueue(tasks.resend_code, normalize_email(email), "", background.seal(onward))
 
 
 def user_forgot_password(*, email: str) -> None:
@@ -412,14 +416,20 @@ def sign_up_attempts_purge() -> int:
     return deleted
 
 
+@transaction.atomic
 def user_update_profile(
     *, user: User, name: str | None = None, onboarding_complete: bool | None = None
 ) -> User:
+    """The account's name is in its own log when it changes; the onboarding mark, the
+    dashboard's note of a first visit finished, is not a setting and is not."""
+    renamed = name is not None and name != user.name
     if name is not None:
         user.name = name
     if onboarding_complete is not None:
         user.onboarding_complete = onboarding_complete
     user.save(update_fields=["name", "onboarding_complete"])
+    if renamed:
+        account_audit(user, "account.changed", {"changed": ["name"]})
     return user
 
 

@@ -25,18 +25,21 @@ def enqueue(task, *args) -> None:
 
 
 # ``client``: unused since 1.2.0 (codes no longer tell clients apart); still accepted, for the
-# messages 1.1.0 queued before an upgrade.
+# messages 1.1.0 queued before an upgrade. ``sealed_onward``: the dashboard's page the mailed
+# link goes on to (background.seal), empty for none.
 
 
 @shared_task
-def sign_up(email: str, sealed_password_hash: str, client: str = "") -> None:
+def sign_up(email: str, sealed_password_hash: str, client: str = "",
+            sealed_onward: str = "") -> None:
     background.sign_up_in_background(email=email,
-                                      password_hash=crypto.decrypt(sealed_password_hash))
+                                      password_hash=crypto.decrypt(sealed_password_hash),
+                                      onward=background.unseal(sealed_onward))
 
 
 @shared_task
-def resend_code(email: str, client: str = "") -> None:
-    background.resend_code_in_background(email=email)
+def resend_code(email: str, client: str = "", sealed_onward: str = "") -> None:
+    background.resend_code_in_background(email=email, onward=background.unseal(sealed_onward))
 
 
 @shared_task

@@ -31,10 +31,15 @@ class AuditedAdmin(admin.ModelAdmin):
         """The account whose log it is: the object's owner."""
         return obj.owner
 
+    def audit_team(self, obj: Any) -> Any:
+        """The team whose log it is too, as the services record a team form's changes."""
+        return getattr(obj, "team_id", None)
+
     def _record(self, request, owner: Any, target: Target, verb: str,
-                details: dict[str, Any]) -> None:
+                details: dict[str, Any], team_id: Any = None) -> None:
         record(owner_id=getattr(owner, "pk", None), actor=operator(request),
-               action=f"{target.type}.{verb}", target=target, details={**details, "via": "admin"})
+               action=f"{target.type}.{verb}", target=target, details={**details, "via": "admin"},
+               team_id=team_id)
 
     def save_model(self, request, obj, form, change) -> None:
         super().save_model(request, obj, form, change)
@@ -42,13 +47,13 @@ class AuditedAdmin(admin.ModelAdmin):
             return
         details = {"changed": setting_names(form.changed_data)} if change else {}
         self._record(request, self.audit_owner(obj), self.audit_target(obj),
-                     "changed" if change else "created", details)
+                     "changed" if change else "created", details, self.audit_team(obj))
 
     def delete_model(self, request, obj) -> None:
-        owner, target = self.audit_owner(obj), self.audit_target(obj)
+        owner, target, team_id = self.audit_owner(obj), self.audit_target(obj), self.audit_team(obj)
         super().delete_model(request, obj)
         # An account deleted has no log left to hold its own deletion: the operators' only.
-        self._record(request, None if owner is obj else owner, target, "deleted", {})
+        self._record(request, None if owner is obj else owner, target, "deleted", {}, team_id)
 
     def delete_queryset(self, request, queryset) -> None:
         for obj in queryset:

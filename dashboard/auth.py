@@ -49,3 +49,9 @@ def safe_next(request: HttpRequest) -> str:
     home = reverse("dashboard:home")
     target = request.POST.get("next") or request.GET.get("next") or home
     return target if target.startswith(home) else home
+
+
+def onward_page(next_url: str) -> str:
+    """A ``safe_next`` value as the page a sign-up goes on to after verifying (an
+    invitation's): "" for the dashboard's home, where it goes anyway."""
+    return "" if next_url == reverse("dashboard:home") else next_url

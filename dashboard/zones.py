@@ -5,6 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from zoneinfo import ZoneInfo, available_timezones
 
+from django.db import transaction
+
+from accounts.audited import account_audit
 from accounts.models import User
 
 UTC = ZoneInfo("UTC")
@@ -30,6 +33,12 @@ def time_zone_set(*, user: User, name: str, only_if_unset: bool = False) -> bool
     an owner's own choice is kept. Whether it was stored."""
     if only_if_unset and user.time_zone:
         return False
-    user.time_zone = name if is_zone(name) else "UTC"
-    user.save(update_fields=["time_zone"])
+    chosen = name if is_zone(name) else "UTC"
+    changed = chosen != user.time_zone
+    with transaction.atomic():
+        user.time_zone = chosen
+        user.save(update_fields=["time_zone"])
+        # The owner's own choice is in the account's log; the browser's guess is not theirs.
+        if changed and not only_if_unset:
+            account_audit(user, "account.changed", {"changed": ["timeZone"]})
     return True

@@ -23,6 +23,9 @@ class FormAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
         "submission_count",
         "recaptcha_enabled",
         "field_rules",  # the owner's, checked by forms_app.services; shown here, not edited
+        # Moved through the API's form_move alone, which passes its limits to the team's
+        # account of record and records form.moved in both logs.
+        "team",
         "created_at",
         "updated_at",
     ]

@@ -83,6 +83,9 @@ class IntegrationAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
     def has_add_permission(self, request) -> bool:
         return False  # owners create integrations; secrets never pass through the admin
 
+    def audit_team(self, obj: Integration) -> object:
+        return obj.form.team_id if obj.form is not None else None  # as services.audit_entry
+
     def audit_target(self, obj: Integration) -> Target:
         return Target("subscription" if obj.hook else "integration", obj.pk, destination(obj))
 

@@ -12,6 +12,7 @@ class IntegrationsConfig(AppConfig):
         from core import metrics
         from forms_app import hooks as forms_hooks
         from integrations import kinds, on_forms, on_submissions, services
+        from pullapi import hooks as pullapi_hooks
         from submissions import hooks
         from teams import hooks as teams_hooks
 
@@ -24,6 +25,8 @@ class IntegrationsConfig(AppConfig):
         forms_hooks.register_saved(services.form_saved)
         # A member removed or demoted loses notifications and subscriptions with the role.
         teams_hooks.register_reach_changed(services.team_reach_changed)
+        # A key revoked, deleted or narrowed ends its subscriptions, each in the log.
+        pullapi_hooks.register_subscriptions_end(services.subscriptions_end)
         # Every kind's delivery counters are in the scrape from the start, at 0, as the
         # submission outcomes are: a dashboard's rate() needs the series before its first event.
         for kind in [*kinds.KINDS, *kinds.BUILT_IN]:

@@ -7,6 +7,7 @@ from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from accounts.models import User
 from audit.services import Target, record
@@ -169,7 +170,7 @@ def owner_notify_set(*, form: Form, user: User, notify: bool) -> bool:
     """Whether ``user`` is emailed each submission of ``form`` (a team's form: per member;
     the creator's is the form's notifyOwner)."""
     if form.owner_id == user.pk:
-        form_update(form=form, notify_owner=notify)
+        form_update(form=form, notify_owner=notify, actor=user)
         return notify
     type = kinds.owner_email.KIND.type
     updated = Integration.objects.filter(form=form, type=type, owner=user).update(
@@ -184,10 +185,11 @@ def owner_notified(*, form: Form, user: User) -> bool:
                                       type=kinds.owner_email.KIND.type).exists()
 
 
-def team_reach_changed(team_id: Any, user_id: Any) -> None:
+def team_reach_changed(team_id: Any, user_id: Any, actor: User | None) -> None:
     """On teams' hooks: a member removed or demoted keeps nothing the new role does not
     allow on the team's forms: no notification without a role, no subscription (REST hook)
-    on a form they may no longer manage, or their key no longer reads."""
+    on a form they may no longer manage, or their key no longer reads. Each subscription
+    ended is in the team's log, by ``actor``, who removed or demoted them."""
     forms = Form.objects.filter(team_id=team_id)
     gone = forms.exclude(pk__in=access.reachable(user_id).values("pk"))
     Integration.objects.filter(owner_id=user_id, form__in=gone,
@@ -195,8 +197,21 @@ def team_reach_changed(team_id: Any, user_id: Any) -> None:
     hooks = Integration.objects.filter(owner_id=user_id, hook=True, form__in=forms)
     managed = access.reachable(user_id, Role.EDITOR).values("pk")
     keyed = access.reachable(user_id, Role.ADMIN).values("pk")
-    hooks.exclude(form__in=managed).delete()
-    hooks.filter(api_key__isnull=False).exclude(form__in=keyed).delete()
+    kept = Q(form__in=managed) & (Q(api_key__isnull=True) | Q(form__in=keyed))
+    subscriptions_end(hooks.exclude(kept), actor, "team_role")
+
+
+def subscriptions_end(subscriptions: QuerySet[Integration], actor: User | None,
+                      reason: str) -> int:
+    """End subscriptions (REST hooks) that a change took the reach of: a member removed or
+    demoted, a key revoked, deleted or narrowed (on pullapi's hooks). Each is recorded as
+    deleted, ``actor`` (who made that change) as its actor, in that change's transaction.
+    How many ended."""
+    ending = list(subscriptions.filter(hook=True).select_related("form"))
+    for hook in ending:
+        audit_entry(hook, actor, "deleted", {"reason": reason, **_form_detail(hook)})
+    Integration.objects.filter(pk__in=[hook.pk for hook in ending]).delete()
+    return len(ending)
 
 
 def form_saved(form: Form, *, created: bool, fields: Collection[str]) -> None:

@@ -39,11 +39,16 @@ class ApiKeyAdmin(AuditedAdmin):
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)  # the key's forms are set here
-        ended = services.api_key_forms_changed(api_key=form.instance)
+        ended = services.api_key_forms_changed(api_key=form.instance,
+                                                 actor=operator(request))
         if ended:
             self.message_user(
                 request, f"Ended {ended} subscriptions on forms the key no longer holds.",
                 messages.WARNING)
+
+    def delete_model(self, request, obj: ApiKey) -> None:
+        services.api_key_deleting(api_key=obj, actor=operator(request))
+        super().delete_model(request, obj)  # recorded as api_key.deleted
 
     def has_add_permission(self, request) -> bool:
         return False  # keys are created by their owners (or `createapikey`), shown once

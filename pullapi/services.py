@@ -17,7 +17,7 @@ from files.models import StoredFile
 from forms_app import access
 from forms_app.models import Form
 from forms_app.selectors import form_lookup
-from pullapi import keys
+from pullapi import hooks, keys
 from pullapi.models import READ, SCOPES, ApiKey
 from teams.models import Membership
 from teams.roles import Role
@@ -84,22 +84,27 @@ def api_key_revoke(*, api_key: ApiKey, actor: User | None = None) -> None:
     and the REST hook subscriptions made with it end."""
     revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
         revoked_at=clock.now())
-    ended = api_key.hooks.count()
-    api_key.hooks.all().delete()
+    ended = hooks.subscriptions_end(api_key.hooks.all(), actor, "api_key_revoked")
     if revoked:
         _audit(api_key, actor, "api_key.revoked", {"subscriptionsEnded": ended})
 
 
 @transaction.atomic
-def api_key_forms_changed(*, api_key: ApiKey) -> int:
+def api_key_forms_changed(*, api_key: ApiKey, actor: User | None = None) -> int:
     """After a key's forms changed (the admin): the subscriptions made with it on a form it no
     longer holds end, as revoking it ends them all; a key reaches only its own forms, and a
     subscription must not go on delivering a form the key cannot read. How many ended."""
     held = api_key.forms.filter(pk__in=access.reachable(api_key.owner_id, Role.ADMIN)).values(
         "pk")
-    ending = list(api_key.hooks.exclude(form_id__in=held).values_list("pk", flat=True))
-    api_key.hooks.filter(pk__in=ending).delete()
-    return len(ending)
+    return hooks.subscriptions_end(api_key.hooks.exclude(form_id__in=held), actor,
+                                   "api_key_forms_changed")
+
+
+@transaction.atomic
+def api_key_deleting(*, api_key: ApiKey, actor: User | None = None) -> int:
+    """Before an operator deletes a key (the admin; owners revoke): its subscriptions end,
+    each recorded, as a revoke ends them, rather than going unrecorded with the key's row."""
+    return hooks.subscriptions_end(api_key.hooks.all(), actor, "api_key_deleted")
 
 
 # On every request of a sync.

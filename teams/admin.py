@@ -1,5 +1,10 @@
-from django.contrib import admin
+from typing import Any
 
+from django.contrib import admin
+from django.db import transaction
+
+from audit.admin_changes import AuditedAdmin, operator
+from teams import services
 from teams.models import Invitation, Membership, Team
 
 
@@ -16,12 +21,21 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(AuditedAdmin):
+    """A rename or a deletion here is in the team's log, as the API's are."""
+
+    audit_kind = "team"
     list_display = ("name", "account_of_record", "created_at")
     list_select_related = ("account_of_record",)
     search_fields = ("name", "memberships__user__email")
     readonly_fields = ("id", "account_of_record", "created_at")
     inlines = [MembershipInline]
+
+    def audit_owner(self, obj: Team) -> Any:
+        return obj.account_of_record
+
+    def audit_team(self, obj: Team) -> Any:
+        return obj.pk
 
 
 @admin.register(Invitation)
@@ -37,3 +51,17 @@ class InvitationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # an invitation is made through the API, which mails its link
+
+    def delete_model(self, request, obj: Invitation) -> None:
+        # An open one is withdrawn as the team's admins withdraw it, in the team's log; a used
+        # one is only the record of a join that stays.
+        if obj.accepted_at is None:
+            services.invitation_delete(team=obj.team, invitation_id=obj.pk,
+                                       actor=operator(request))
+        else:
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for invitation in queryset:
+            with transaction.atomic():
+                self.delete_model(request, invitation)

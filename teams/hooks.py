@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# (team id, user id): the user's role on the team changed, or they are no longer in it.
-ReachChanged = Callable[[Any, Any], None]
+# (team id, user id, actor): the user's role on the team changed, or they are no longer in
+# it; ``actor`` made that change (None: the service itself), so what ends with it is theirs.
+ReachChanged = Callable[[Any, Any, Any], None]
 
 on_reach_changed: list[ReachChanged] = []
 
@@ -18,6 +19,6 @@ def register_reach_changed(receiver: ReachChanged) -> None:
         on_reach_changed.append(receiver)
 
 
-def reach_changed(team_id: Any, user_id: Any) -> None:
+def reach_changed(team_id: Any, user_id: Any, actor: Any) -> None:
     for receiver in on_reach_changed:
-        receiver(team_id, user_id)
+        receiver(team_id, user_id, actor)

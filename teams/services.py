@@ -49,7 +49,10 @@ def team_create(*, owner: User, name: str) -> Team:
 
 
 def _locked(team: Team) -> None:
-    Team.objects.select_for_update().filter(pk=team.pk).values_list("pk").get()
+    """Hold the team's row; its account of record is read under the hold, as a change that
+    held it before may have handed it on."""
+    team.account_of_record_id = (Team.objects.select_for_update().filter(pk=team.pk)
+                                 .values_list("account_of_record_id", flat=True).get())
 
 
 @transaction.atomic
@@ -115,6 +118,7 @@ def _keep_an_owner(team: Team, leaving: Membership) -> None:
     if team.account_of_record_id == leaving.user_id:
         Team.objects.filter(pk=team.pk).update(account_of_record=heir.user_id)
         team.forms.update(account_id=heir.user_id)
+        team.account_of_record_id = heir.user_id  # the log's entries of this change are theirs
 
 
 def _withdraw_beyond(team: Team, user_id: Any, role: str | None) -> None:
@@ -127,10 +131,20 @@ def _withdraw_beyond(team: Team, user_id: Any, role: str | None) -> None:
         sent.filter(role=Role.OWNER).delete()
 
 
+def _role_held(team: Team, actor: User) -> str:
+    """The actor's role, read once the team's row is held: a role that a change holding it
+    first took away (two owners demoting or removing each other) cannot act once more. No
+    role left: 404, as for anyone outside the team."""
+    role = team.memberships.filter(user=actor).values_list("role", flat=True).first()
+    if role is None:
+        raise Http404
+    return role
+
+
 @transaction.atomic
-def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
-                  actor: User | None = None) -> Membership:
+def member_update(*, team: Team, actor: User, user_id: Any, role: str) -> Membership:
     _locked(team)
+    actor_role = _role_held(team, actor)
     member = member_of(team, user_id)
     _may_manage(actor_role, member.role)
     _may_manage(actor_role, role)
@@ -140,24 +154,72 @@ def member_update(*, team: Team, actor_role: str, user_id: Any, role: str,
     member.role = role
     member.save(update_fields=["role"])
     _withdraw_beyond(team, member.user_id, role)
-    hooks.reach_changed(team.pk, member.user_id)
+    hooks.reach_changed(team.pk, member.user_id, actor)
     if before != role:
         _audit(team, actor, "member.role_changed", _member(member), {"from": before, "to": role})
     return member
 
 
 @transaction.atomic
-def member_remove(*, team: Team, actor: User, actor_role: str, user_id: Any) -> None:
+def member_remove(*, team: Team, actor: User, user_id: Any) -> None:
     _locked(team)
+    actor_role = _role_held(team, actor)
     member = member_of(team, user_id)
     if member.user_id != actor.pk:
         _may_manage(actor_role, member.role)
     _keep_an_owner(team, member)
+    action = "member.left" if member.user_id == actor.pk else "member.removed"
+    _leave(team, member, actor, action)
+
+
+def _leave(team: Team, member: Membership, actor: User | None, action: str,
+           details: dict[str, Any] | None = None) -> None:
+    """The member goes, with what their role held (invitations, notifications, subscriptions);
+    the team's row is held and an owner kept by the caller."""
     member.delete()
     _withdraw_beyond(team, member.user_id, None)
-    hooks.reach_changed(team.pk, member.user_id)
-    action = "member.left" if member.user_id == actor.pk else "member.removed"
-    _audit(team, actor, action, _member(member), {"role": member.role})
+    hooks.reach_changed(team.pk, member.user_id, actor)
+    _audit(team, actor, action, _member(member), {"role": member.role, **(details or {})})
+
+
+@transaction.atomic
+def account_leaving(user: User, actor: User | None) -> None:
+    """Before an account is deleted (accounts' hooks, and a backstop on pre_delete for any
+    other path): it leaves each of its teams as a removed member does, in the team's log, and
+    the forms it made there stay the team's, passed to its account of record. The last owner
+    of a team cannot go: 409 last_owner naming the team, and nothing changes."""
+    members = Membership.objects.filter(user=user).select_related("team", "user")
+    for member in members.order_by("team_id"):  # one lock order for every deletion
+        team = member.team
+        _locked(team)
+        held = team.memberships.filter(pk=member.pk).values_list("role", flat=True).first()
+        if held is None:  # removed meanwhile
+            continue
+        member.role = held  # as it is now, under the hold
+        try:
+            _keep_an_owner(team, member)
+        except ServiceError:
+            raise ServiceError("last_owner", f"{user.email} is the last owner of the team "
+                               f"“{team.name}”: make another member an owner first.",
+                               status_code=409) from None
+        team.forms.filter(owner_id=user.pk).update(owner_id=_forms_holder(team, user))
+        _leave(team, member, actor, "member.removed", {"accountDeleted": True})
+
+
+def account_deleted(sender: Any, instance: User, **kwargs: Any) -> None:
+    """pre_delete of a user, whatever deletes it: leaving done already (the admin) finds no
+    team left to leave."""
+    account_leaving(instance, None)
+
+
+def _forms_holder(team: Team, leaving: User) -> Any:
+    """Who a leaving account's team forms pass to: the team's account of record (handed on
+    already by _keep_an_owner if it was the leaving one), else its longest-standing owner."""
+    holder = team.account_of_record_id
+    if holder is not None and holder != leaving.pk:
+        return holder
+    owners = team.memberships.filter(role=Role.OWNER).exclude(user=leaving)
+    return owners.order_by("joined_at", "pk").values_list("user_id", flat=True).first()
 
 
 @transaction.atomic

@@ -103,16 +103,15 @@ class MemberView(APIView):
         team = _team(request, team_id)
         if role is None:  # a PATCH that changes nothing
             return Response(MemberSerializer(services.member_of(team, user_id)).data)
-        member = services.member_update(team=team, actor_role=selectors.caller_role(team),
-                                        user_id=user_id, role=role, actor=signed_in(request))
+        member = services.member_update(team=team, actor=signed_in(request), user_id=user_id,
+                                        role=role)
         return Response(MemberSerializer(member).data)
 
     @extend_schema(responses={204: None, 403: FORBIDDEN, 409: LAST_OWNER},
                    summary="Remove a member, or leave the team (one's own user id)")
     def delete(self, request: Request, team_id: str, user_id: str) -> Response:
         team = _team(request, team_id)
-        services.member_remove(team=team, actor=signed_in(request),
-                               actor_role=selectors.caller_role(team), user_id=user_id)
+        services.member_remove(team=team, actor=signed_in(request), user_id=user_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

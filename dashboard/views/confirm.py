@@ -16,6 +16,7 @@ from accounts.device import Client
 from accounts.models import CodePurpose
 from accounts.public_pages import limited
 from core.errors import ServiceError
+from dashboard.auth import onward_page, safe_next
 from dashboard.forms import NewPasswordForm
 from dashboard.views.common import error_page, error_text, form_page
 from dashboard.views.signin import signed_in_verified
@@ -45,7 +46,9 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
         return invalid_link(request)
     purpose, email = target
     if request.method != "POST":
-        return render(request, "dashboard/confirm.html", {"purpose": purpose, "email": email})
+        return render(request, "dashboard/confirm.html",
+                      {"purpose": purpose, "email": email,
+                       "next": onward_page(safe_next(request))})
     if purpose == CodePurpose.VERIFY:
         return verify(request, token)
     return reset(request, token)
@@ -61,7 +64,9 @@ def verify(request: HttpRequest, token: str) -> HttpResponse:
         user = accounts.user_verify_by_link(token=token, client=Client.of(request))
     except ServiceError:  # used by a press a moment before this one
         return invalid_link(request)
-    return signed_in_verified(request, user)
+    # The page the mailed link named as ``next`` (the invitation that sent the person to sign
+    # up), carried by the button's post: only a page of the dashboard, else home.
+    return signed_in_verified(request, user, safe_next(request))
 
 
 def reset(request: HttpRequest, token: str) -> HttpResponse:

@@ -16,7 +16,7 @@ from accounts.device import Client
 from accounts.public_pages import limited
 from accounts.views import clear_auth_cookie, set_auth_cookie
 from core.errors import ServiceError
-from dashboard.auth import cookie_user, safe_next
+from dashboard.auth import cookie_user, onward_page, safe_next
 from dashboard.forms import EmailForm, LoginForm, ResetForm, SignupForm, TwoStepForm, VerifyForm
 from dashboard.links import with_query
 from dashboard.views.common import bound, error_page, error_text, form_page
@@ -38,7 +38,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     email = form.cleaned_data["email"]
     try:
         accounts.user_sign_up(email=email, password=form.cleaned_data["password"],
-                              client=Client.of(request))
+                              client=Client.of(request), onward=onward_page(next_url))
     except ServiceError as error:
         messages.error(request, error_text(error))
         return error_page(request, "dashboard/signup.html", page, error)
@@ -49,7 +49,8 @@ def signup(request: HttpRequest) -> HttpResponse:
 def _onward(next_url: str) -> dict[str, str]:
     """The ``next`` query that takes a sign-up on to the page that sent it (an invitation's
     link), left off when that is the dashboard's home."""
-    return {} if next_url == reverse("dashboard:home") else {"next": next_url}
+    page = onward_page(next_url)
+    return {"next": page} if page else {}
 
 
 @limited("dashboard-verify")
@@ -95,7 +96,8 @@ def resend(request: HttpRequest) -> HttpResponse:
     next_url = safe_next(request)
     try:
         if form.is_valid():
-            accounts.user_resend_code(email=form.cleaned_data["email"])
+            accounts.user_resend_code(email=form.cleaned_data["email"],
+                                      onward=onward_page(next_url))
     except ServiceError as error:  # the worker cannot be reached
         messages.error(request, error_text(error))
     else:

@@ -105,8 +105,8 @@ def member_role(request: HttpRequest, team_id: str, user_id: str) -> HttpRespons
     role = posted.cleaned_data["role"]
     member = services.member_of(team, user_id)
     return _done(request, team, lambda: services.member_update(
-        team=team, actor_role=selectors.caller_role(team), user_id=user_id, role=role,
-        actor=signed_in(request)), f"{member.user.email} is now {role}.")
+        team=team, actor=signed_in(request), user_id=user_id, role=role),
+        f"{member.user.email} is now {role}.")
 
 
 @login_required
@@ -117,8 +117,7 @@ def member_remove(request: HttpRequest, team_id: str, user_id: str) -> HttpRespo
     team = _team(request, team_id)
     member = services.member_of(team, user_id)
     try:
-        services.member_remove(team=team, actor=me, actor_role=selectors.caller_role(team),
-                               user_id=user_id)
+        services.member_remove(team=team, actor=me, user_id=user_id)
     except ServiceError as error:
         if error.status_code == 403:
             raise PermissionDenied(error.message) from None

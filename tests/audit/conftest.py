@@ -1,5 +1,6 @@
 import pytest
 
+from accounts.models import User
 from audit.models import Entry
 
 AUDIT = "/api/v1/audit"
@@ -39,3 +40,25 @@ def form(form):
 def hook(hook):
     Entry.objects.all().delete()
     return hook
+
+
+@pytest.fixture
+def operator(db) -> User:
+    return User.objects.create_superuser("admin@example.com", "admin-pass-123")
+
+
+@pytest.fixture
+def admin_client(client, operator):
+    """The Django admin, signed in as a superuser."""
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
+def team_crew(db):
+    """A team with one member of each role (tests/teams/helpers.py), the log then emptied."""
+    from tests.teams.helpers import crew
+
+    made = crew()
+    Entry.objects.all().delete()
+    return made

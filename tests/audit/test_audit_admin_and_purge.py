@@ -1,30 +1,19 @@
 """The admin reads the log and cannot change it; changes made in the admin are recorded; the
 hourly purge keeps entries 400 days."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.db import transaction
 
-from accounts.models import User
 from audit.models import Entry
 from audit.services import Target, record
 from core import clock
 from integrations.jobs import purge
 from tests.audit.conftest import entries, only
 from tests.conftest import create_key
-
-
-@pytest.fixture
-def operator(db) -> User:
-    return User.objects.create_superuser("admin@example.com", "admin-pass-123")
-
-
-@pytest.fixture
-def admin_client(client, operator):
-    client.force_login(operator)
-    return client
 
 
 def write(owner, at=None) -> Entry:
@@ -182,3 +171,105 @@ def test_the_purge_runs_on_beats_hourly_schedule():
     scheduled = settings.CELERY_BEAT_SCHEDULE["purge"]
 
     assert scheduled == {"task": "submissions.tasks.purge", "schedule": 3600}
+
+
+def posted_form(admin_client, page: str, **changes) -> dict:
+    """The change page's form as the browser would post it (hidden inputs included), with
+    ``changes``."""
+    html = admin_client.get(page).content.decode()
+    fields = dict(re.findall(r'<input type="(?:hidden|text)" name="([^"]+)" value="([^"]*)"',
+                             html))
+    return {**fields, **changes}
+
+
+def test_a_team_renamed_in_the_admin_is_in_the_teams_log(admin_client, operator, team_crew):
+    page = f"/admin/teams/team/{team_crew.team.pk}/change/"
+
+    response = admin_client.post(page, posted_form(admin_client, page, name="Renamed"))
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    entry = only("team.changed")
+    assert (entry.team_id, entry.actor_id, entry.details) == (
+        team_crew.team.pk, operator.pk, {"changed": ["name"], "via": "admin"})
+
+
+def test_a_team_deleted_in_the_admin_is_recorded(admin_client, operator, team_crew):
+    response = admin_client.post(f"/admin/teams/team/{team_crew.team.pk}/delete/",
+                                 {"post": "yes"})
+
+    assert response.status_code == 302
+    entry = only("team.deleted")
+    assert (entry.team_id, entry.actor_id, entry.target_id) == (
+        team_crew.team.pk, operator.pk, str(team_crew.team.pk))
+
+
+def test_an_invitation_deleted_in_the_admin_is_withdrawn_in_the_teams_log(
+        admin_client, operator, team_crew):
+    from teams.models import Invitation
+    from teams.services import invitation_create
+
+    invitation = invitation_create(team=team_crew.team, actor=team_crew.users["owner"],
+                                   actor_role="owner", email="new@example.com", role="viewer")
+
+    response = admin_client.post(f"/admin/teams/invitation/{invitation.pk}/delete/",
+                                 {"post": "yes"})
+
+    assert response.status_code == 302
+    assert not Invitation.objects.exists()
+    entry = only("member.invitation_withdrawn")
+    assert (entry.team_id, entry.actor_id, entry.target_name) == (
+        team_crew.team.pk, operator.pk, "new@example.com")
+
+
+def test_a_team_form_changed_in_the_admin_is_in_the_teams_log(admin_client, operator,
+                                                              team_crew):
+    from forms_app.services import form_create
+
+    form = form_create(owner=team_crew.users["owner"], name="Leads",
+                       team=team_crew.team)
+    page = f"/admin/forms_app/form/{form.pk}/change/"
+
+    response = admin_client.post(page, posted_form(admin_client, page, name="Renamed",
+                                                   rate_limit=10, spam_filter="on",
+                                                   captcha_provider="recaptcha",
+                                                   allowed_origins="[]", blocked_words="[]",
+                                                   file_uploads="null",
+                                                   allow_extra_fields="on"))
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert only("form.changed").team_id == team_crew.team.pk
+
+
+def test_a_form_is_not_moved_out_of_its_team_in_the_admin(admin_client, team_crew):
+    from forms_app.models import Form
+    from forms_app.services import form_create
+
+    form = form_create(owner=team_crew.users["owner"], name="Leads", team=team_crew.team)
+    page = f"/admin/forms_app/form/{form.pk}/change/"
+
+    admin_client.post(page, posted_form(admin_client, page, team="", rate_limit=10,
+                                        spam_filter="on", captcha_provider="recaptcha",
+                                        allowed_origins="[]", blocked_words="[]",
+                                        file_uploads="null", allow_extra_fields="on"))
+
+    assert Form.objects.get(pk=form.pk).team_id == team_crew.team.pk
+    assert entries("form.moved") == []
+
+
+def test_a_team_deletion_that_fails_in_the_admin_leaves_the_team_and_no_entry(
+        admin_client, team_crew, monkeypatch):
+    from teams.models import Team
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    # The delete page's last step, after the entry, inside the admin's transaction.
+    monkeypatch.setattr("teams.admin.TeamAdmin.message_user", fails)
+    admin_client.raise_request_exception = False
+
+    response = admin_client.post(f"/admin/teams/team/{team_crew.team.pk}/delete/",
+                                 {"post": "yes"})
+
+    assert response.status_code == 500
+    assert Team.objects.filter(pk=team_crew.team.pk).exists()
+    assert entries() == []
