@@ -133,11 +133,12 @@ class Batch:
     def attempt_in_order(self, rows: list[Delivery]) -> None:
         """One destination's rows, one after another."""
         for index, delivery in enumerate(rows):
+            if not self.holds(delivery):
+                continue  # re-queued by the sweeper after its lease lapsed: not ours to send
+            # Asked after the renewal, which may have waited on the database.
             if not may_start(self.until):
                 self.give_back(rows[index:])
                 return
-            if not self.holds(delivery):
-                continue  # re-queued by the sweeper after its lease lapsed: not ours to send
             if record.is_slow(self.attempt(delivery)):
                 self.give_back(rows[index + 1:])  # they go by the slow lane
                 return
