@@ -7,11 +7,12 @@ import collections
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, connections
+from django.db import InterfaceError, OperationalError, connection, connections
 
 from core.infra import dbclock, stopping
 from integrations import events
@@ -157,17 +158,36 @@ class Batch:
                 record.finish(delivery, DeliveryState.FAILED, "Integration is disabled")
             return 0
         outcome, started, duration_ms = send(delivery)
+        on_a_live_connection(lambda: self.record(delivery, outcome, started, duration_ms))
+        return duration_ms
+
+    def record(self, delivery: Delivery, outcome: transports.Outcome, started: datetime,
+               duration_ms: int) -> None:
         with backends.database_turn():
             if outcome.ok and outcome.secrets is None:
                 if record.record_success(delivery, outcome, started, duration_ms):
                     self.succeeded.append((delivery, outcome, started, duration_ms))
             else:
                 record.retry_soon(record.record_attempt(delivery, outcome, started, duration_ms))
-        return duration_ms
 
     def give_back(self, rows: list[Delivery]) -> None:
         with backends.database_turn():
             deliveries_give_back(self.claim, [delivery.pk for delivery in rows])
+
+
+def on_a_live_connection(write: Callable[[], None]) -> None:
+    """``write()``, once more on a new connection if the server ended this thread's while
+    the attempt was out (a restart, an idle timeout, pg_terminate_backend): the attempt has
+    been made, and left unrecorded its lease would hand it on to be sent again. The writes
+    are fenced by the claim and the row's state, so one that had landed before the
+    connection went records nothing the second time."""
+    try:
+        write()
+    except (OperationalError, InterfaceError):
+        if connection.connection is not None and connection.is_usable():
+            raise  # the database refused the write itself: not a lost connection
+        connection.close()
+        write()
 
 
 def may_start(until: float | None) -> bool:

@@ -161,3 +161,43 @@ def test_a_row_locked_elsewhere_past_the_lease_holds_up_no_other_destination(
     assert len(received) == 6 and set(received.values()) == {1}
     assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.DELIVERED}
 
+
+@pytest.mark.postgres
+def test_a_connection_ended_mid_attempt_still_records_the_success(
+        user, form, allow_private, monkeypatch):
+    """The server ends one thread's connection while its attempt is out (a pooler or server
+    restart, an idle timeout, pg_terminate_backend). The receiver has the event: left
+    unrecorded, the row's lease would hand it on and it would be sent again, no worker
+    having died. The thread records it on a new connection instead."""
+    monkeypatch.setattr(attempt, "HELP_AFTER_SECONDS", 0.0)
+    deliver = transports.deliver
+    ended: list[int] = []
+
+    def connection_ended_while_out(integration, *args):
+        if integration.pk == cut.pk and not ended:
+            ended.append(connection.connection.info.backend_pid)
+            admin = connections.create_connection("default")
+            try:
+                with admin.cursor() as cursor:
+                    cursor.execute("SELECT pg_terminate_backend(%s)", ended)
+            finally:
+                admin.close()
+        return deliver(integration, *args)
+
+    with FakeServer(lambda request: Reply(200)) as receiver:
+        cut, _ = hooks_to(user, f"{receiver.url}/cut", f"{receiver.url}/other")
+        for n in range(2):
+            add_submission(form, {"n": str(n)})
+        monkeypatch.setattr(transports, "deliver", connection_ended_while_out)
+        attempt.deliveries_attempt(claim.deliveries_claim_batch(worker.BATCH_SIZE))
+        lapse_every_lease()  # what the lease would hand on, 20 s later
+        again = claim.deliveries_claim_batch(worker.BATCH_SIZE)
+        if again:
+            attempt.deliveries_attempt(again)
+        received = ids_received(receiver)
+
+    assert len(ended) == 1
+    assert len(received) == 4 and set(received.values()) == {1}
+    assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.DELIVERED}
+    assert DeliveryAttempt.objects.count() == 4
+
