@@ -12,7 +12,7 @@ from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, connections
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 
 from core.infra import dbclock, stopping
 from integrations import events
@@ -103,7 +103,7 @@ def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
 
     def help_if_needed() -> None:
         try:
-            if not drained.wait(HELP_AFTER_SECONDS):
+            if not drained.wait(HELP_AFTER_SECONDS) and connected():
                 work()
         finally:
             connections.close_all()
@@ -118,6 +118,18 @@ def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
         thread.join()
     if errors:
         raise errors[0]
+
+
+def connected() -> bool:
+    """Whether this thread has a database connection. A thread the database refuses
+    (max_connections reached) takes no destination: it would fail on it, and its rows would
+    wait for their lease, while the threads that have a connection can attempt them."""
+    try:
+        connection.ensure_connection()
+    except DatabaseError as error:
+        logger.warning("A delivery thread got no database connection: %s", error)
+        return False
+    return True
 
 
 class Batch:

@@ -14,7 +14,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import OperationalError, connection, connections
 
 from integrations.delivery import attempt, claim, transports, worker
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState
@@ -201,3 +201,61 @@ def test_a_connection_ended_mid_attempt_still_records_the_success(
     assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.DELIVERED}
     assert DeliveryAttempt.objects.count() == 4
 
+
+def test_a_thread_the_database_refuses_takes_no_destination(
+        user, form, allow_private, monkeypatch):
+    """The database refuses the helper threads' connections (max_connections reached: each
+    pool process may hold DELIVERY_DESTINATIONS_AT_ONCE + 1). A helper that took a
+    destination then failed on it: its rows waited for their lease, and the batch raised.
+    The threads that have a connection attempt every destination instead."""
+    monkeypatch.setattr(attempt, "HELP_AFTER_SECONDS", 0.0)
+    wrapper = type(connections["default"])
+    connect = wrapper.get_new_connection
+
+    def refused_to_helpers(self, params):
+        if threading.current_thread().name == "delivery-destination":
+            raise OperationalError("sorry, too many clients already")
+        return connect(self, params)
+
+    with FakeServer(lambda request: Reply(200)) as receiver:
+        hooks_to(user, *(f"{receiver.url}/hook/{n}" for n in range(3)))
+        for n in range(2):
+            add_submission(form, {"n": str(n)})
+        batch = claim.deliveries_claim_batch(worker.BATCH_SIZE)
+        monkeypatch.setattr(wrapper, "get_new_connection", refused_to_helpers)
+        attempt.deliveries_attempt(batch)
+        received = ids_received(receiver)
+
+    assert len(received) == 6 and set(received.values()) == {1}
+    assert set(Delivery.objects.values_list("state", flat=True)) == {DeliveryState.DELIVERED}
+
+
+def test_a_batch_has_no_more_attempts_in_flight_than_destinations_at_once(
+        user, form, allow_private, monkeypatch, settings):
+    """A killed worker repeats the attempts it had in flight: for a batch, one a thread, at
+    most DELIVERY_DESTINATIONS_AT_ONCE (8) however many destinations it holds (the process's
+    slow lane adds its one). Ten receivers hold each request until eight are in."""
+    monkeypatch.setattr(attempt, "HELP_AFTER_SECONDS", 0.0)
+    cap = settings.DELIVERY_DESTINATIONS_AT_ONCE
+    lock, full = threading.Lock(), threading.Event()
+    counts = {"now": 0, "peak": 0}
+
+    def held_until_the_cap_is_reached(request):
+        with lock:
+            counts["now"] += 1
+            counts["peak"] = max(counts["peak"], counts["now"])
+            if counts["now"] >= cap:
+                full.set()
+        full.wait(5)
+        with lock:
+            counts["now"] -= 1
+        return Reply(200)
+
+    with FakeServer(held_until_the_cap_is_reached) as receiver:
+        hooks_to(user, *(f"{receiver.url}/hook/{n}" for n in range(cap + 2)))
+        add_submission(form, {"n": "1"})
+        attempt.deliveries_attempt(claim.deliveries_claim_batch(worker.BATCH_SIZE))
+        received = ids_received(receiver)
+
+    assert counts["peak"] == cap
+    assert len(received) == cap + 2 and set(received.values()) == {1}
