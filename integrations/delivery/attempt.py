@@ -103,7 +103,7 @@ def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
 
     def help_if_needed() -> None:
         try:
-            if not drained.wait(HELP_AFTER_SECONDS) and connected():
+            if not drained.wait(HELP_AFTER_SECONDS) and waiting and connected():
                 work()
         finally:
             connections.close_all()
