@@ -7,11 +7,12 @@ import collections
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, connections
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, connections
 
 from core.infra import dbclock, stopping
 from integrations import events
@@ -102,7 +103,7 @@ def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
 
     def help_if_needed() -> None:
         try:
-            if not drained.wait(HELP_AFTER_SECONDS):
+            if not drained.wait(HELP_AFTER_SECONDS) and waiting and connected():
                 work()
         finally:
             connections.close_all()
@@ -119,6 +120,18 @@ def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
         raise errors[0]
 
 
+def connected() -> bool:
+    """Whether this thread has a database connection. A thread the database refuses
+    (max_connections reached) takes no destination: it would fail on it, and its rows would
+    wait for their lease, while the threads that have a connection can attempt them."""
+    try:
+        connection.ensure_connection()
+    except DatabaseError as error:
+        logger.warning("A delivery thread got no database connection: %s", error)
+        return False
+    return True
+
+
 class Batch:
     """What the threads attempting one claim share: its lease (renewed by one at a time),
     its deadline, and what was attempted and what succeeded (lists: appending is atomic)."""
@@ -133,11 +146,12 @@ class Batch:
     def attempt_in_order(self, rows: list[Delivery]) -> None:
         """One destination's rows, one after another."""
         for index, delivery in enumerate(rows):
+            if not self.holds(delivery):
+                continue  # re-queued by the sweeper after its lease lapsed: not ours to send
+            # Asked after the renewal, which may have waited on the database.
             if not may_start(self.until):
                 self.give_back(rows[index:])
                 return
-            if not self.holds(delivery):
-                continue  # re-queued by the sweeper after its lease lapsed: not ours to send
             if record.is_slow(self.attempt(delivery)):
                 self.give_back(rows[index + 1:])  # they go by the slow lane
                 return
@@ -156,17 +170,36 @@ class Batch:
                 record.finish(delivery, DeliveryState.FAILED, "Integration is disabled")
             return 0
         outcome, started, duration_ms = send(delivery)
+        on_a_live_connection(lambda: self.record(delivery, outcome, started, duration_ms))
+        return duration_ms
+
+    def record(self, delivery: Delivery, outcome: transports.Outcome, started: datetime,
+               duration_ms: int) -> None:
         with backends.database_turn():
             if outcome.ok and outcome.secrets is None:
                 if record.record_success(delivery, outcome, started, duration_ms):
                     self.succeeded.append((delivery, outcome, started, duration_ms))
             else:
                 record.retry_soon(record.record_attempt(delivery, outcome, started, duration_ms))
-        return duration_ms
 
     def give_back(self, rows: list[Delivery]) -> None:
         with backends.database_turn():
             deliveries_give_back(self.claim, [delivery.pk for delivery in rows])
+
+
+def on_a_live_connection(write: Callable[[], None]) -> None:
+    """``write()``, once more on a new connection if the server ended this thread's while
+    the attempt was out (a restart, an idle timeout, pg_terminate_backend): the attempt has
+    been made, and left unrecorded its lease would hand it on to be sent again. The writes
+    are fenced by the claim and the row's state, so one that had landed before the
+    connection went records nothing the second time."""
+    try:
+        write()
+    except (OperationalError, InterfaceError):
+        if connection.connection is not None and connection.is_usable():
+            raise  # the database refused the write itself: not a lost connection
+        connection.close()
+        write()
 
 
 def may_start(until: float | None) -> bool:

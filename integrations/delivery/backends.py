@@ -77,7 +77,8 @@ def success_writer() -> SuccessWriter:
 def _fenced_update() -> str:
     return (f"UPDATE {rawsql.table(Delivery)} SET state = '{DeliveryState.DELIVERED}', "
             "last_error = NULL, finished_at = %s, lease_until = NULL "
-            "WHERE id = %s AND claim = %s RETURNING id, attempts")
+            f"WHERE id = %s AND claim = %s AND state = '{DeliveryState.IN_PROGRESS}' "
+            "RETURNING id, attempts")
 
 
 def _attempt_insert(source: str) -> str:

@@ -136,18 +136,32 @@ class Lease:
         self.held = {_ident(pk) for pk in claim}
 
     def keep(self) -> None:
-        now = dbclock.now()
-        if now < self.renew_at:
+        """Renew the lease if it runs short."""
+        if dbclock.now() < self.renew_at:
             return
-        adapt = connection.ops.adapt_datetimefield_value
-        where = (f"WHERE state = %s AND claim = %s "
-                 f"AND id IN ({rawsql.placeholders(len(self.claim))})")
+        self._renew()
+        if dbclock.now() >= self.renew_at:
+            # The renewal waited on the database (SQLite's write lock, a busy server) past
+            # the lease's slack: the end it wrote was reckoned from before the wait, perhaps
+            # already past. Once more, now that the database answers.
+            self._renew()
+
+    def _renew(self) -> None:
+        """One statement that renews and tells which rows the claim still holds. On
+        PostgreSQL it skips a row another session has locked (a delete of its submission)
+        rather than wait for it: the batch's threads wait behind a renewal, and a row not
+        renewed is not attempted (its lease hands it on)."""
+        now = dbclock.now()
+        table = rawsql.table(Delivery)
+        rows = (f"SELECT id FROM {table} WHERE state = %s AND claim = %s "
+                f"AND id IN ({rawsql.placeholders(len(self.claim))})"
+                f"{backends.sql().skip_locked}")
         params = [DeliveryState.IN_PROGRESS, token_value(self.claim.token),
                   *(rawsql.db_id(Delivery, pk) for pk in self.claim)]
-        rawsql.execute(f"UPDATE {rawsql.table(Delivery)} SET lease_until = %s {where}",
-                       [adapt(now + LEASE), *params])
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT id FROM {rawsql.table(Delivery)} {where}", params)
+            cursor.execute(f"UPDATE {table} SET lease_until = %s WHERE id IN ({rows}) "
+                           "RETURNING id",
+                           [connection.ops.adapt_datetimefield_value(now + LEASE), *params])
             self.held = {_ident(row[0]) for row in cursor.fetchall()}
         self.renew_at = now + LEASE - RENEW_BEFORE
 

@@ -145,7 +145,10 @@ def finish(delivery: Delivery, state: str, error: str | None) -> Delivery:
 def _fenced(delivery: Delivery, **changes: Any) -> bool:
     """Write ``changes`` to the delivery if its claim is still this one's; whether it was.
     A claim that lapsed (another worker took the row since) records nothing."""
-    written = Delivery.objects.filter(pk=delivery.pk, claim=delivery.claim).update(**changes)
+    # In progress too: written again after a lost connection (attempt.on_a_live_connection),
+    # a write that had landed matches nothing.
+    written = Delivery.objects.filter(pk=delivery.pk, claim=delivery.claim,
+                                      state=DeliveryState.IN_PROGRESS).update(**changes)
     if not written:
         logger.warning("Delivery %s: the claim lapsed; the attempt is not recorded",
                        delivery.pk)
