@@ -201,6 +201,7 @@ KNOWN_APP_EDGES = {
     # The audit log sits below every app that changes things: their services record in it.
     ("accounts", "audit"),
     ("dashboard", "audit"),
+    ("files", "audit"),  # an operator's quota change and a file deleted in the admin
     ("forms_app", "audit"),
     ("integrations", "audit"),
     ("pullapi", "audit"),
