@@ -13,6 +13,8 @@ ACTIONS = {
     "submissions": ("submissions.deleted", "submissions.marked_spam",
                     "submissions.marked_not_spam", "submissions.exported"),
     "erasure": ("erasure.created",),
+    "file": ("file.deleted",),
+    "storage": ("storage.quota_changed",),
     "account": ("account.password_changed", "account.two_factor_enabled",
                 "account.two_factor_disabled", "account.created", "account.changed",
                 "account.deleted"),
@@ -22,6 +24,7 @@ FAMILY_LABELS = {
     "form": "Forms", "team": "Team", "member": "Members", "integration": "Integrations",
     "subscription": "Subscriptions",
     "api_key": "API keys", "submissions": "Submissions", "erasure": "Erasures",
+    "file": "Files", "storage": "Storage",
     "account": "Account",
 }
 

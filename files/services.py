@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
+from audit.services import Target, record
 from core import clock, crypto
 from core.errors import ServiceError
 from files import sealing
@@ -82,6 +83,18 @@ def _take(owner_id, size: int) -> bool:
 
 def storage_give_back(*, owner_id, size: int) -> None:
     StorageUsage.objects.filter(owner_id=owner_id).update(used=F("used") - size)
+
+
+@transaction.atomic
+def storage_quota_set(*, owner, quota: int | None, actor=None) -> None:
+    """An operator's quota for ``owner`` (None: the default). Only the quota column is
+    written: uploads move ``used`` meanwhile, and a save of the whole row would write back
+    the value read before them. The row is made first if the account has none, as an
+    upload makes it, so a first upload at the same moment keeps its bytes."""
+    StorageUsage.objects.bulk_create([StorageUsage(owner_id=owner.pk)], ignore_conflicts=True)
+    StorageUsage.objects.filter(owner_id=owner.pk).update(quota=quota)
+    record(owner_id=owner.pk, actor=actor, action="storage.quota_changed",
+           target=Target("storage", owner.pk, owner.email), details={"quota": quota})
 
 
 def _key(owner_id) -> str:
@@ -160,6 +173,22 @@ def _delete_batch(submission_ids: list) -> int:
         for owner_id, size in freed.items():
             storage_give_back(owner_id=owner_id, size=size)
     return len(rows)
+
+
+@transaction.atomic
+def file_delete(*, file_id, actor=None) -> bool:
+    """Delete one stored file on its own (an operator, in the admin): its row, its bytes
+    from the quota, its object once this commits; ``file.deleted`` in the owner's log, with
+    its name and size (never its content). Whether it was still there: the row is locked
+    first, as ``_delete_batch`` locks, so two deletions of one file give its bytes back once."""
+    row = StoredFile.objects.select_for_update().filter(pk=file_id).first()
+    if row is None:
+        return False
+    StoredFile.objects.filter(pk=row.pk).delete()  # keeps ``row`` whole for the entry
+    storage_give_back(owner_id=row.owner_id, size=row.size)
+    record(owner_id=row.owner_id, actor=actor, action="file.deleted",
+           target=Target("file", row.pk, row.name), details={"name": row.name, "size": row.size})
+    return True
 
 
 def file_row_deleted(sender, instance: StoredFile, **kwargs) -> None:

@@ -33,6 +33,13 @@ class FormAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
     raw_id_fields = ["owner"]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
+    def get_readonly_fields(self, request, obj=None):
+        # A form's owner is fixed once it exists: its limits, its files' quota and who reaches
+        # it follow its account of record, which only the services keep in step (form_move,
+        # teams' account of record). Handing a form to others is a move into a team.
+        fixed = ["owner"] if obj is not None else []
+        return [*super().get_readonly_fields(request, obj), *fixed]
+
     @admin.display(description="Submissions")
     def submission_count(self, form: Form) -> int:
         return hooks.annotated([form])[0].submission_count

@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 
 from audit.admin_changes import AuditedAdmin, operator
 from audit.services import Target
-from core.admin import ChangedFieldsOnlyAdmin
+from core.admin import ChangedFieldsOnlyAdmin, NotDeletedOnItsOwnAdmin
 from integrations import services
 from integrations.delivery import retry
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState, Integration
@@ -96,8 +96,21 @@ class IntegrationAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin):
         self.message_user(request, f"Disabled {queryset.count()} integrations.", messages.SUCCESS)
 
 
+class LedgerAdmin(NotDeletedOnItsOwnAdmin):
+    """The delivery ledger is a record (contract, "Notifications and the delivery ledger"):
+    shown, never added, changed or deleted here. A save would also write back a state and
+    attempts a worker has moved since the page was read. Its rows go with their submission,
+    form, integration or account, through those deletions."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(LedgerAdmin):
     list_display = [
         "id",
         "event_type",
@@ -118,9 +131,6 @@ class DeliveryAdmin(admin.ModelAdmin):
     actions = ["retry_failed"]
     inlines = [DeliveryAttemptInline]
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
     @admin.action(description="Retry the selected failed deliveries")
     def retry_failed(self, request, queryset: QuerySet[Delivery]) -> None:
         failed = list(queryset.filter(state=DeliveryState.FAILED).values_list("pk", flat=True))
@@ -129,7 +139,7 @@ class DeliveryAdmin(admin.ModelAdmin):
 
 
 @admin.register(DeliveryAttempt)
-class DeliveryAttemptAdmin(admin.ModelAdmin):
+class DeliveryAttemptAdmin(LedgerAdmin):
     list_display = [
         "delivery",
         "number",
@@ -143,6 +153,3 @@ class DeliveryAttemptAdmin(admin.ModelAdmin):
     list_filter = ["succeeded", "status_code"]
     search_fields = ["delivery__id"]
     readonly_fields = [field.name for field in DeliveryAttempt._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 APPS = frozenset({"accounts", "forms_app", "submissions", "integrations", "pullapi", "files",
-                  "dashboard", "operations", "audit"})
+                  "dashboard", "operations", "audit", "teams"})
 LOWER = frozenset({"core", "edge", "formflow"})  # shared code, below every app
 PACKAGES = APPS | LOWER | {"config"}
 
@@ -201,10 +201,12 @@ KNOWN_APP_EDGES = {
     # The audit log sits below every app that changes things: their services record in it.
     ("accounts", "audit"),
     ("dashboard", "audit"),
+    ("files", "audit"),  # an operator's quota change and a file deleted in the admin
     ("forms_app", "audit"),
     ("integrations", "audit"),
     ("pullapi", "audit"),
     ("submissions", "audit"),
+    ("teams", "audit"),
     ("dashboard", "accounts"),
     ("dashboard", "files"),
     ("dashboard", "forms_app"),
@@ -226,6 +228,16 @@ KNOWN_APP_EDGES = {
     ("submissions", "accounts"),
     ("submissions", "files"),
     ("submissions", "forms_app"),
+    # Teams sit above accounts (their members, invitations that let an address sign up,
+    # through accounts/hooks.py) and below every app that reaches a team's forms by a
+    # member's role (teams/roles.py); integrations hears of a role changed through
+    # teams/hooks.py.
+    ("teams", "accounts"),
+    ("dashboard", "teams"),
+    ("forms_app", "teams"),
+    ("integrations", "teams"),
+    ("pullapi", "teams"),
+    ("submissions", "teams"),
 }
 
 

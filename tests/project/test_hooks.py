@@ -40,3 +40,18 @@ def test_a_deletion_of_submissions_holds_their_deliveries_first():
     from submissions import hooks
 
     assert [type(receiver) for receiver in hooks.receivers] == [Deliveries]
+
+
+def test_registration_and_account_deletion_hear_of_teams():
+    from accounts import hooks
+    from teams import selectors, services
+
+    assert hooks.invitation_checks == [selectors.has_open_invitation]
+    assert hooks.account_leavings == [services.account_leaving]
+
+
+def test_a_members_role_changed_reaches_integrations():
+    from integrations.services import team_reach_changed
+    from teams import hooks
+
+    assert hooks.on_reach_changed == [team_reach_changed]
