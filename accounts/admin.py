@@ -1,3 +1,6 @@
+from collections.abc import Callable
+from functools import partial
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -6,6 +9,7 @@ from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
+from django.http import HttpResponse, HttpResponseRedirect
 
 from accounts import hooks, registration, two_factor
 from accounts.device import Client
@@ -88,6 +92,26 @@ class UserAdmin(AuditedAdmin, ChangedFieldsOnlyAdmin, BaseUserAdmin):
     def delete_model(self, request, obj: User) -> None:
         hooks.account_leaving(obj, operator(request))
         super().delete_model(request, obj)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        return self._unless_refused(request, partial(super().delete_view, request, object_id,
+                                                     extra_context))
+
+    def response_action(self, request, queryset):
+        return self._unless_refused(request, partial(super().response_action, request,
+                                                     queryset))
+
+    def _unless_refused(self, request, deleting: Callable[[], HttpResponse]) -> HttpResponse:
+        """Deleting in one transaction. Another owner may leave between the page's check
+        (get_deleted_objects) and the deletion, which then finds the account a team's last
+        owner and refuses: nothing is deleted, and the admin says why, as for any refusal,
+        where the refusal would otherwise be a server error."""
+        try:
+            with transaction.atomic():
+                return deleting()
+        except ServiceError as error:
+            self.message_user(request, error.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def audit_target(self, obj: User) -> Target:
         return Target("account", obj.pk, obj.email)

@@ -131,6 +131,14 @@ elif env.boolean("DATABASE_PREPARED_STATEMENTS", True):
 # Web sessions give up on a stuck lock or statement (core/infra/dbtimeouts.py). Off for a pooler
 # in transaction mode, which would hand the setting to other clients: set it on the role.
 DATABASE_SESSION_TIMEOUTS = env.boolean("DATABASE_SESSION_TIMEOUTS", True)
+# Django's .iterator() outside a transaction reads through a cursor that outlives it (WITH
+# HOLD), which a pooler in transaction mode cannot carry: the next fetch may reach another
+# server session ("cursor ... does not exist"). Off, .iterator() fetches its rows at once;
+# the exports, which must stream, read through a cursor inside their own transaction
+# (submissions/export/pg.py) either way.
+if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = not env.boolean(
+        "DATABASE_SERVER_SIDE_CURSORS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.url("REDIS_URL", ("redis", "rediss", "unix"))

@@ -50,21 +50,37 @@ def team_create(*, owner: User, name: str) -> Team:
 
 def _locked(team: Team) -> None:
     """Hold the team's row; its account of record is read under the hold, as a change that
-    held it before may have handed it on."""
-    team.account_of_record_id = (Team.objects.select_for_update().filter(pk=team.pk)
-                                 .values_list("account_of_record_id", flat=True).get())
+    held it before may have handed it on. A team deleted meanwhile: 404."""
+    held = list(Team.objects.select_for_update().filter(pk=team.pk)
+                .values_list("account_of_record_id", flat=True))
+    if not held:
+        raise Http404
+    team.account_of_record_id = held[0]
+
+
+def _held(team: Team, actor: User, needed: str = Role.VIEWER) -> str:
+    """Hold the team's row, then read the actor's role: a role that a change holding the row
+    first took away (an owner demoting or removing another) cannot act once more. No role
+    left: 404, as for anyone outside the team; one below ``needed``: 403."""
+    _locked(team)
+    role = team.memberships.filter(user=actor).values_list("role", flat=True).first()
+    if role is None:
+        raise Http404
+    if not allows(role, needed):
+        raise forbidden(f"This needs the {needed} role on the team.")
+    return role
 
 
 @transaction.atomic
-def team_update(*, team: Team, role: str, name: str = UNSET,
-                account_of_record: Any = UNSET, actor: User | None = None) -> Team:
-    """``role`` is the caller's: a name needs an admin, the account of record an owner."""
+def team_update(*, team: Team, actor: User, name: str = UNSET,
+                account_of_record: Any = UNSET) -> Team:
+    """A name needs an admin, the account of record an owner."""
+    role = _held(team, actor, Role.ADMIN)
     if name is not UNSET:
         team.name = name
     if account_of_record is not UNSET:
         if not allows(role, Role.OWNER):
             raise forbidden("Only an owner may hand the account of record to another owner.")
-        _locked(team)
         if not team.memberships.filter(user_id=account_of_record, role=Role.OWNER).exists():
             raise invalid({"accountOfRecord": "Choose an owner of this team."})
         team.account_of_record_id = account_of_record
@@ -79,7 +95,8 @@ def team_update(*, team: Team, role: str, name: str = UNSET,
 
 
 @transaction.atomic
-def team_delete(*, team: Team, actor: User | None = None) -> None:
+def team_delete(*, team: Team, actor: User) -> None:
+    _held(team, actor, Role.OWNER)
     # Recorded first: if the team cannot go (it has forms), the entry goes with the refusal.
     _audit(team, actor, "team.deleted", Target("team", team.pk, team.name))
     try:
@@ -131,20 +148,9 @@ def _withdraw_beyond(team: Team, user_id: Any, role: str | None) -> None:
         sent.filter(role=Role.OWNER).delete()
 
 
-def _role_held(team: Team, actor: User) -> str:
-    """The actor's role, read once the team's row is held: a role that a change holding it
-    first took away (two owners demoting or removing each other) cannot act once more. No
-    role left: 404, as for anyone outside the team."""
-    role = team.memberships.filter(user=actor).values_list("role", flat=True).first()
-    if role is None:
-        raise Http404
-    return role
-
-
 @transaction.atomic
 def member_update(*, team: Team, actor: User, user_id: Any, role: str) -> Membership:
-    _locked(team)
-    actor_role = _role_held(team, actor)
+    actor_role = _held(team, actor)
     member = member_of(team, user_id)
     _may_manage(actor_role, member.role)
     _may_manage(actor_role, role)
@@ -162,8 +168,7 @@ def member_update(*, team: Team, actor: User, user_id: Any, role: str) -> Member
 
 @transaction.atomic
 def member_remove(*, team: Team, actor: User, user_id: Any) -> None:
-    _locked(team)
-    actor_role = _role_held(team, actor)
+    actor_role = _held(team, actor)
     member = member_of(team, user_id)
     if member.user_id != actor.pk:
         _may_manage(actor_role, member.role)
@@ -223,9 +228,8 @@ def _forms_holder(team: Team, leaving: User) -> Any:
 
 
 @transaction.atomic
-def invitation_create(*, team: Team, actor: User, actor_role: str, email: str,
-                      role: str) -> Invitation:
-    _may_manage(actor_role, role)
+def invitation_create(*, team: Team, actor: User, email: str, role: str) -> Invitation:
+    _may_manage(_held(team, actor), role)
     token = secrets.token_urlsafe(32)  # 256 random bits
     invitation = Invitation.objects.create(
         team=team, email=normalize_email(email), role=role, token_hash=token_hash(token),

@@ -74,8 +74,7 @@ class TeamView(APIView):
         changes = {"name": data["name"]} if "name" in data else {}
         if "accountOfRecord" in data:
             changes["account_of_record"] = data["accountOfRecord"]
-        services.team_update(team=team, role=selectors.caller_role(team),
-                             actor=signed_in(request), **changes)
+        services.team_update(team=team, actor=signed_in(request), **changes)
         return Response(_shown(request, team_id))
 
     @extend_schema(responses={204: None, 403: FORBIDDEN,
@@ -130,8 +129,7 @@ class InvitationsView(APIView):
         data = _input(InvitationInputSerializer, request)
         team = _team(request, team_id)
         invitation = services.invitation_create(
-            team=team, actor=signed_in(request), actor_role=selectors.caller_role(team),
-            email=data["email"], role=data["role"])
+            team=team, actor=signed_in(request), email=data["email"], role=data["role"])
         return Response(InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
 

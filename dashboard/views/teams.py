@@ -140,8 +140,7 @@ def invitation_create(request: HttpRequest, team_id: str) -> HttpResponse:
         if not posted.is_valid():
             raise serializers.ValidationError(first_errors(posted))
         values = validated(InvitationInputSerializer, posted.cleaned_data)
-        services.invitation_create(team=team, actor=signed_in(request),
-                                   actor_role=selectors.caller_role(team), **values)
+        services.invitation_create(team=team, actor=signed_in(request), **values)
 
     email = request.POST.get("email", "")
     return _done(request, team, invite, f"Invitation emailed to {email}; it works for 7 days.")
@@ -166,8 +165,7 @@ def team_rename(request: HttpRequest, team_id: str) -> HttpResponse:
         if not posted.is_valid():
             raise serializers.ValidationError(first_errors(posted))
         values = validated(TeamUpdateSerializer, {"name": posted.cleaned_data["name"]})
-        services.team_update(team=team, role=selectors.caller_role(team),
-                             actor=signed_in(request), **values)
+        services.team_update(team=team, actor=signed_in(request), **values)
 
     return _done(request, team, rename, "The team was renamed.")
 
@@ -182,9 +180,8 @@ def team_account(request: HttpRequest, team_id: str) -> HttpResponse:
     def hand_over() -> None:
         values = validated(TeamUpdateSerializer,
                            {"accountOfRecord": request.POST.get("accountOfRecord", "")})
-        services.team_update(team=team, role=selectors.caller_role(team),
-                             account_of_record=values["accountOfRecord"],
-                             actor=signed_in(request))
+        services.team_update(team=team, actor=signed_in(request),
+                             account_of_record=values["accountOfRecord"])
 
     return _done(request, team, hand_over,
                  "The account of record changed: the team's submissions now count toward "

@@ -101,23 +101,43 @@ def side_by_side(batch: Batch, destinations: list[list[Delivery]]) -> None:
         except BaseException as error:  # raised in the batch's own thread, below
             errors.append(error)
 
-    def help_if_needed() -> None:
+    def help_if_needed(done: threading.Event) -> None:
         try:
             if not drained.wait(HELP_AFTER_SECONDS) and waiting and connected():
                 work()
         finally:
             connections.close_all()
+            done.set()
 
     count = min(settings.DELIVERY_DESTINATIONS_AT_ONCE, len(destinations)) - 1
-    helpers = [threading.Thread(target=help_if_needed, name="delivery-destination")
-               for _ in range(count)]
-    for thread in helpers:
-        thread.start()
+    ended = [threading.Event() for _ in range(count)]
+    for done in ended:
+        threading.Thread(target=help_if_needed, args=(done,),
+                         name="delivery-destination").start()
     work()
-    for thread in helpers:
-        thread.join()
+    wait_for_all(ended)
     if errors:
         raise errors[0]
+
+
+def wait_for_all(ended: list[threading.Event]) -> None:
+    """Wait until every thread has ended, through the task's soft time limit too: a thread
+    still attempting or recording goes on to its end (may_start's deadline bounds it), and
+    until then the task must not end, nor its process start another batch. The limit is
+    raised once all have ended. Events, not Thread.join: on CPython 3.11 a join that a signal
+    handler's exception interrupts marks the thread ended while it still runs (bpo-45274), so
+    joining it again returns at once."""
+    limited: SoftTimeLimitExceeded | None = None
+    waiting = collections.deque(ended)
+    while waiting:
+        try:
+            waiting[0].wait()
+        except SoftTimeLimitExceeded as error:
+            limited = error
+        else:
+            waiting.popleft()
+    if limited is not None:
+        raise limited
 
 
 def connected() -> bool:

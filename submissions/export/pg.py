@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from itertools import islice
 from typing import Any
 
 from django.db import connection
@@ -109,6 +110,16 @@ class Postgres(Portable):
         # Paced by the client: no statement or idle bound on its transaction
         # (core/infra/dbtimeouts.py).
         return paced_by_client()
+
+    def batches(self, rows) -> Iterator[list[tuple]]:
+        """``rows`` ``BATCH`` at a time through a server-side cursor inside the snapshot's
+        transaction, even with DATABASE_SERVER_SIDE_CURSORS off (which .iterator() follows):
+        the cursor ends with the transaction, which a pooler carries."""
+        with self.snapshot():
+            found = rows.query.get_compiler(rows.db).results_iter(
+                tuple_expected=True, chunked_fetch=True, chunk_size=BATCH)
+            while batch := list(islice(found, BATCH)):
+                yield batch
 
     def csv(self, form: Form, names: list[str], search: Search,
             links: bool = False) -> Iterator[str | bytes]:

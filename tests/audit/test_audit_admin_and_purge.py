@@ -209,7 +209,7 @@ def test_an_invitation_deleted_in_the_admin_is_withdrawn_in_the_teams_log(
     from teams.services import invitation_create
 
     invitation = invitation_create(team=team_crew.team, actor=team_crew.users["owner"],
-                                   actor_role="owner", email="new@example.com", role="viewer")
+                                   email="new@example.com", role="viewer")
 
     response = admin_client.post(f"/admin/teams/invitation/{invitation.pk}/delete/",
                                  {"post": "yes"})

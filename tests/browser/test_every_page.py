@@ -525,8 +525,7 @@ def test_the_invitation_page_at_both_widths(chromium, live_server, axe_source, w
     admin = make_user("admin@example.com")
     team = team_create(owner=admin, name="Agency with a long name for small screens")
     with mock.patch("teams.services.secrets.token_urlsafe", return_value="T" * 43):
-        invitation_create(team=team, actor=admin, actor_role="owner",
-                          email="owner@example.com", role="editor")
+        invitation_create(team=team, actor=admin, email="owner@example.com", role="editor")
     make_user(time_zone=ZONE)
     link = "/dashboard/invitations/" + "T" * 43
     context = chromium.new_context(base_url=live_server.url, bypass_csp=True,  # to inject axe

@@ -26,8 +26,7 @@ def invite(crew: Crew, email: str = INVITED, role: str = "editor") -> str:
     from unittest import mock
 
     with mock.patch("teams.services.secrets.token_urlsafe", return_value="T" * 43):
-        invitation_create(team=crew.team, actor=crew.users["admin"], actor_role="admin",
-                          email=email, role=role)
+        invitation_create(team=crew.team, actor=crew.users["admin"], email=email, role=role)
     return "/dashboard/invitations/" + "T" * 43
 
 

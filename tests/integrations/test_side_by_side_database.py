@@ -9,11 +9,13 @@ a thread that cannot get a connection at all."""
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from datetime import timedelta
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError, connection, connections
 
 from integrations.delivery import attempt, claim, transports, worker
@@ -259,3 +261,40 @@ def test_a_batch_has_no_more_attempts_in_flight_than_destinations_at_once(
 
     assert counts["peak"] == cap
     assert len(received) == cap + 2 and set(received.values()) == {1}
+
+
+class Sleepy:
+    """A batch whose destinations each take the seconds they name, each noted as it ends."""
+
+    def __init__(self) -> None:
+        self.ended: list[tuple[float, str]] = []
+
+    def attempt_in_order(self, rows: list[float]) -> None:
+        time.sleep(rows[0])
+        self.ended.append((rows[0], threading.current_thread().name))
+
+
+def test_the_soft_time_limit_while_joining_waits_for_the_other_threads(monkeypatch):
+    """Celery's soft time limit is raised in the batch's own thread, here while it waits for
+    a thread still attempting: the batch ends only once that thread has ended (and recorded),
+    then the limit goes on up to the task."""
+    monkeypatch.setattr(attempt, "HELP_AFTER_SECONDS", 0.05)
+    batch = Sleepy()
+
+    def soft_limit(signum, frame):
+        raise SoftTimeLimitExceeded()
+
+    previous = signal.signal(signal.SIGALRM, soft_limit)
+    signal.setitimer(signal.ITIMER_REAL, 0.9)  # this thread ended its 0.4 s, the other has not
+    try:
+        began = time.monotonic()
+        with pytest.raises(SoftTimeLimitExceeded):
+            attempt.side_by_side(batch, [[0.4], [1.5]])
+        ended = time.monotonic() - began
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    # The other thread's attempt ended before the batch did.
+    assert batch.ended == [(0.4, "MainThread"), (1.5, "delivery-destination")]
+    assert ended >= 1.5

@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
+from accounts.admin import UserAdmin
 from accounts.models import User
 from audit.models import Entry
 from core.errors import ServiceError
 from forms_app.models import Form
+from teams import services
 from teams.models import Membership, Team
 from teams.roles import Role
 
@@ -144,3 +146,36 @@ def test_a_deletion_that_fails_in_the_admin_leaves_the_team_as_it_was(
     assert Team.objects.get(pk=team_crew.team.pk).account_of_record_id == owner.pk
     assert Form.objects.get(pk=team_form).owner_id == owner.pk
     assert not Entry.objects.exists()
+
+
+@pytest.mark.parametrize("how", ["one", "selected"])
+def test_an_owner_leaving_after_the_check_is_refused_without_an_error_page(
+        admin_client, team_crew, team_form, how, monkeypatch):
+    """The heir leaves after the POST's own check found an owner beside the one deleted,
+    before the deletion: the deletion finds the account the last owner and is refused, with
+    the admin's error message; nothing is deleted and nothing is recorded."""
+    owner, heir = team_crew.users["owner"], team_crew.users["admin"]
+    Membership.objects.filter(user=heir).update(role=Role.OWNER)
+    page = admin_client.get(f"/admin/accounts/user/{owner.pk}/delete/")
+    assert LAST_OWNER not in page.content.decode()
+    checked = UserAdmin.get_deleted_objects
+
+    def heir_leaves_after(admin, objs, request):
+        found = checked(admin, objs, request)
+        services.member_remove(team=team_crew.team, actor=heir, user_id=heir.pk)
+        return found
+
+    monkeypatch.setattr(UserAdmin, "get_deleted_objects", heir_leaves_after)
+    Entry.objects.all().delete()
+
+    response = (delete_in_admin(admin_client, owner) if how == "one"
+                else delete_selected(admin_client, owner))
+
+    assert response.status_code == 302
+    shown = admin_client.get(response.url).content.decode()
+    # The admin's error message (its template capitalises the first letter).
+    assert f'<li class="error">O{LAST_OWNER[1:]}: make another member an owner first.' in shown
+    assert User.objects.filter(pk=owner.pk).exists()
+    assert Membership.objects.get(user=owner).role == Role.OWNER
+    assert Form.objects.get(pk=team_form).owner_id == owner.pk
+    assert not Entry.objects.filter(action__in=["account.deleted", "member.removed"]).exists()
