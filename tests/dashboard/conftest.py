@@ -18,3 +18,12 @@ def team_crew(db):
     from tests.teams.helpers import crew
 
     return crew()
+
+
+@pytest.fixture
+def team_form(team_crew):
+    """A form of the crew's team, made by its owner, without the owner's notification."""
+    from forms_app.services import form_create
+
+    return form_create(owner=team_crew.users["owner"], name="Agency contact",
+                       team=team_crew.team, notify_owner=False)

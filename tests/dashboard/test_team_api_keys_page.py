@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from audit.models import Entry
-from forms_app.models import Form
 from forms_app.services import form_create
 from pullapi.models import ApiKey
 
@@ -15,12 +14,6 @@ pytestmark = pytest.mark.django_db
 
 PAGE = "/dashboard/settings/api-keys"
 TEAM_CHOICE = 'value="{}"'
-
-
-@pytest.fixture
-def team_form(team_crew) -> Form:
-    return form_create(owner=team_crew.users["owner"], name="Agency contact",
-                       team=team_crew.team, notify_owner=False)
 
 
 def text(response) -> str:

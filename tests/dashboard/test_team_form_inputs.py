@@ -15,12 +15,6 @@ WHOLE_DISABLED = '<fieldset class="whole" disabled>'
 WHOLE_ENABLED = '<fieldset class="whole">'
 
 
-@pytest.fixture
-def team_form(team_crew) -> Form:
-    return form_create(owner=team_crew.users["owner"], name="Agency contact",
-                       team=team_crew.team, notify_owner=False)
-
-
 def text(response) -> str:
     return response.content.decode()
 

@@ -18,12 +18,6 @@ pytestmark = pytest.mark.django_db
 MOVE = 'action="/dashboard/forms/{}/move"'
 
 
-@pytest.fixture
-def team_form(team_crew) -> Form:
-    return form_create(owner=team_crew.users["owner"], name="Agency contact",
-                       team=team_crew.team, notify_owner=False)
-
-
 def text(response) -> str:
     return response.content.decode()
 

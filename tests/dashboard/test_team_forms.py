@@ -11,24 +11,9 @@ from integrations.models import Integration
 from integrations.services import integration_create
 from submissions.models import Submission
 from teams.services import team_create
-from tests.conftest import PASSWORD, CommitBrowserClient, add_submission
-from tests.teams.helpers import Crew
+from tests.conftest import add_submission
 
 pytestmark = pytest.mark.django_db
-
-
-def browser_of(crew: Crew, who: str) -> CommitBrowserClient:
-    browser = CommitBrowserClient()
-    response = browser.post("/dashboard/login",
-                            {"email": crew.users[who].email, "password": PASSWORD})
-    assert response.status_code == 302
-    return browser
-
-
-@pytest.fixture
-def team_form(team_crew) -> Form:
-    return form_create(owner=team_crew.users["owner"], name="Agency contact",
-                       team=team_crew.team, notify_owner=False)
 
 
 def text(response) -> str:
@@ -38,7 +23,7 @@ def text(response) -> str:
 def test_the_forms_list_shows_team_forms_with_the_team_and_role(team_crew, team_form):
     form_create(owner=team_crew.users["viewer"], name="My own survey")
 
-    page = browser_of(team_crew, "viewer").get("/dashboard/")
+    page = team_crew.browser("viewer").get("/dashboard/")
 
     html = text(page)
     assert page.status_code == 200
@@ -50,7 +35,7 @@ def test_the_forms_list_shows_team_forms_with_the_team_and_role(team_crew, team_
 
 def test_the_team_switcher_narrows_the_list(team_crew, team_form):
     form_create(owner=team_crew.users["viewer"], name="My own survey")
-    browser = browser_of(team_crew, "viewer")
+    browser = team_crew.browser("viewer")
 
     team_only = text(browser.get(f"/dashboard/?team={team_crew.team.pk}"))
     personal = text(browser.get("/dashboard/?team=personal"))
@@ -64,28 +49,28 @@ def test_another_teams_forms_are_not_listed(team_crew, team_form):
     other = team_create(owner=team_crew.users["outsider"], name="Elsewhere")
     form_create(owner=team_crew.users["outsider"], name="Their form", team=other)
 
-    html = text(browser_of(team_crew, "viewer").get("/dashboard/"))
+    html = text(team_crew.browser("viewer").get("/dashboard/"))
 
     assert "Their form" not in html and "Elsewhere" not in html
 
 
 @pytest.mark.parametrize("section", ["", "/spam", "/setup", "/integrations", "/settings"])
 def test_a_viewer_reads_every_section(team_crew, team_form, section):
-    response = browser_of(team_crew, "viewer").get(f"/dashboard/forms/{team_form.pk}{section}")
+    response = team_crew.browser("viewer").get(f"/dashboard/forms/{team_form.pk}{section}")
 
     assert response.status_code == 200
 
 
 @pytest.mark.parametrize("section", ["", "/setup", "/settings", "/export"])
 def test_an_outsider_gets_404(team_crew, team_form, section):
-    browser = browser_of(team_crew, "outsider")
+    browser = team_crew.browser("outsider")
 
     assert browser.get(f"/dashboard/forms/{team_form.pk}{section}").status_code == 404
     assert browser.post(f"/dashboard/forms/{team_form.pk}/delete").status_code == 404
 
 
 def test_a_viewer_sees_no_save_or_delete_and_a_post_is_403(team_crew, team_form):
-    browser = browser_of(team_crew, "viewer")
+    browser = team_crew.browser("viewer")
 
     page = text(browser.get(f"/dashboard/forms/{team_form.pk}/settings"))
     saved = browser.post(f"/dashboard/forms/{team_form.pk}/settings", {"name": "Renamed"})
@@ -98,7 +83,7 @@ def test_a_viewer_sees_no_save_or_delete_and_a_post_is_403(team_crew, team_form)
 
 
 def test_an_editor_saves_settings_but_sees_no_delete_and_cannot_delete(team_crew, team_form):
-    browser = browser_of(team_crew, "editor")
+    browser = team_crew.browser("editor")
 
     page = text(browser.get(f"/dashboard/forms/{team_form.pk}/settings"))
     saved = browser.post(f"/dashboard/forms/{team_form.pk}/settings",
@@ -113,7 +98,7 @@ def test_an_editor_saves_settings_but_sees_no_delete_and_cannot_delete(team_crew
 
 
 def test_an_admin_sees_delete_and_deletes(team_crew, team_form):
-    browser = browser_of(team_crew, "admin")
+    browser = team_crew.browser("admin")
 
     assert "Delete this form" in text(browser.get(f"/dashboard/forms/{team_form.pk}/settings"))
     assert browser.post(f"/dashboard/forms/{team_form.pk}/delete").status_code == 302
@@ -123,7 +108,7 @@ def test_an_admin_sees_delete_and_deletes(team_crew, team_form):
 def test_a_viewer_cannot_mark_or_delete_submissions_and_sees_no_such_button(team_crew,
                                                                             team_form):
     submission = add_submission(team_form, {"email": "ada@example.com"})
-    browser = browser_of(team_crew, "viewer")
+    browser = team_crew.browser("viewer")
     base = f"/dashboard/forms/{team_form.pk}"
 
     inbox = text(browser.get(base))
@@ -141,7 +126,7 @@ def test_a_viewer_cannot_mark_or_delete_submissions_and_sees_no_such_button(team
 
 def test_a_viewer_exports_the_chosen(team_crew, team_form):
     submission = add_submission(team_form, {"email": "ada@example.com"})
-    browser = browser_of(team_crew, "viewer")
+    browser = team_crew.browser("viewer")
 
     chosen = browser.post(f"/dashboard/forms/{team_form.pk}/submissions/bulk",
                           {"action": "export", "ids": [submission.pk]})
@@ -153,7 +138,7 @@ def test_a_viewer_exports_the_chosen(team_crew, team_form):
 
 def test_an_editor_marks_spam(team_crew, team_form):
     submission = add_submission(team_form, {"email": "ada@example.com"})
-    browser = browser_of(team_crew, "editor")
+    browser = team_crew.browser("editor")
 
     marked = browser.post(f"/dashboard/forms/{team_form.pk}/submissions/{submission.pk}/mark",
                           {"mark": "spam"})

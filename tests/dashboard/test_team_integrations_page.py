@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from audit.models import Entry
-from forms_app.models import Form
 from forms_app.services import form_create
 from integrations.models import Integration
 from integrations.services import integration_create
@@ -18,12 +17,6 @@ pytestmark = pytest.mark.django_db
 
 PAGE = "/dashboard/integrations"
 TEAM_OPTION = '<option value="{}">Agency contact · Team Agency</option>'
-
-
-@pytest.fixture
-def team_form(team_crew) -> Form:
-    return form_create(owner=team_crew.users["owner"], name="Agency contact",
-                       team=team_crew.team, notify_owner=False)
 
 
 @pytest.fixture

@@ -7,18 +7,8 @@ import pytest
 from django.core import mail
 
 from teams.models import Invitation, Membership, Team
-from tests.conftest import PASSWORD, CommitBrowserClient
-from tests.teams.helpers import Crew
 
 pytestmark = pytest.mark.django_db
-
-
-def browser_of(crew: Crew, who: str) -> CommitBrowserClient:
-    browser = CommitBrowserClient()
-    response = browser.post("/dashboard/login",
-                            {"email": crew.users[who].email, "password": PASSWORD})
-    assert response.status_code == 302
-    return browser
 
 
 def text(response) -> str:
@@ -26,7 +16,7 @@ def text(response) -> str:
 
 
 def test_the_teams_page_lists_ones_teams_with_the_role(team_crew):
-    page = browser_of(team_crew, "editor").get("/dashboard/teams")
+    page = team_crew.browser("editor").get("/dashboard/teams")
 
     assert page.status_code == 200
     assert f'href="/dashboard/teams/{team_crew.team.pk}">Agency</a>' in text(page)
@@ -34,7 +24,7 @@ def test_the_teams_page_lists_ones_teams_with_the_role(team_crew):
 
 
 def test_a_new_team_is_made_with_its_maker_as_owner(team_crew):
-    browser = browser_of(team_crew, "outsider")
+    browser = team_crew.browser("outsider")
 
     made = browser.post("/dashboard/teams/new", {"name": "Studio"})
 
@@ -44,7 +34,7 @@ def test_a_new_team_is_made_with_its_maker_as_owner(team_crew):
 
 
 def test_an_outsider_gets_404_on_the_members_page(team_crew):
-    browser = browser_of(team_crew, "outsider")
+    browser = team_crew.browser("outsider")
     base = f"/dashboard/teams/{team_crew.team.pk}"
 
     assert browser.get(base).status_code == 404
@@ -53,7 +43,7 @@ def test_an_outsider_gets_404_on_the_members_page(team_crew):
 
 
 def test_a_viewer_sees_members_but_no_invitations_or_changes(team_crew):
-    browser = browser_of(team_crew, "viewer")
+    browser = team_crew.browser("viewer")
     base = f"/dashboard/teams/{team_crew.team.pk}"
 
     page = text(browser.get(base))
@@ -68,7 +58,7 @@ def test_a_viewer_sees_members_but_no_invitations_or_changes(team_crew):
 
 
 def test_an_admin_invites_and_withdraws(team_crew):
-    browser = browser_of(team_crew, "admin")
+    browser = team_crew.browser("admin")
     base = f"/dashboard/teams/{team_crew.team.pk}"
 
     sent = browser.post(f"{base}/invitations", {"email": "new@example.com", "role": "editor"})
@@ -84,7 +74,7 @@ def test_an_admin_invites_and_withdraws(team_crew):
 
 
 def test_an_admin_cannot_invite_an_owner(team_crew):
-    browser = browser_of(team_crew, "admin")
+    browser = team_crew.browser("admin")
     base = f"/dashboard/teams/{team_crew.team.pk}"
 
     sent = browser.post(f"{base}/invitations", {"email": "new@example.com", "role": "owner"})
@@ -95,7 +85,7 @@ def test_an_admin_cannot_invite_an_owner(team_crew):
 
 
 def test_an_admin_changes_a_role_and_removes_a_member_but_not_an_owner(team_crew):
-    browser = browser_of(team_crew, "admin")
+    browser = team_crew.browser("admin")
     base = f"/dashboard/teams/{team_crew.team.pk}"
     users = team_crew.users
 
@@ -114,7 +104,7 @@ def test_an_admin_changes_a_role_and_removes_a_member_but_not_an_owner(team_crew
 
 
 def test_a_member_leaves(team_crew):
-    browser = browser_of(team_crew, "viewer")
+    browser = team_crew.browser("viewer")
 
     left = browser.post(f"/dashboard/teams/{team_crew.team.pk}/members/"
                         f"{team_crew.users['viewer'].pk}/remove")
@@ -124,7 +114,7 @@ def test_a_member_leaves(team_crew):
 
 
 def test_the_last_owner_cannot_leave_and_is_told_why(team_crew):
-    browser = browser_of(team_crew, "owner")
+    browser = team_crew.browser("owner")
     base = f"/dashboard/teams/{team_crew.team.pk}"
 
     left = browser.post(f"{base}/members/{team_crew.users['owner'].pk}/remove")
