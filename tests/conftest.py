@@ -134,6 +134,13 @@ def other_user(db) -> User:
     return make_user("other@example.com")
 
 
+@pytest.fixture
+def admin_client(client, db):
+    """The Django admin, signed in as a superuser (admin@example.com)."""
+    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
+    return client
+
+
 def bearer(user: User) -> str:
     from accounts.services import token_for
 

@@ -17,12 +17,6 @@ FILES = "/admin/files/storedfile/"
 
 
 @pytest.fixture
-def admin_client(client):
-    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
-    return client
-
-
-@pytest.fixture
 def sent(public, user, store):
     form = upload_form(user)
     assert post(public, form, {"cv": upload("cv.pdf", PDF),

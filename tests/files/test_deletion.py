@@ -183,14 +183,6 @@ def test_a_rolled_back_deletion_of_files_keeps_them(form, sent, store, user,
     assert store.keys() == keys and StoredFile.objects.count() == 2
 
 
-@pytest.fixture
-def admin_client(client):
-    from accounts.models import User
-
-    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
-    return client
-
-
 @pytest.mark.parametrize("how", ["page", "action"])
 def test_deleting_an_account_in_the_admin_removes_its_files(
     how, admin_client, public, form, sent, store, user, other_user,

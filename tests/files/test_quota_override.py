@@ -14,12 +14,6 @@ pytestmark = pytest.mark.django_db
 USAGES = "/admin/files/storageusage/"
 
 
-@pytest.fixture
-def admin_client(client):
-    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
-    return client
-
-
 def send(api, form):
     return post(api, form, {"cv": upload("cv.pdf", PDF)})
 

@@ -7,16 +7,9 @@ import re
 
 import pytest
 
-from accounts.models import User
 from forms_app.models import Form
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(client):
-    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
-    return client
 
 
 def posted_form(admin_client, page: str, **changes) -> dict:

@@ -3,7 +3,6 @@ its rows go with what they belong to (contract, "Notifications and the delivery 
 
 import pytest
 
-from accounts.models import User
 from integrations.models import Delivery, DeliveryAttempt, DeliveryState
 from integrations.services import integration_create
 from submissions.models import Submission
@@ -17,12 +16,6 @@ ATTEMPTS = "/admin/integrations/deliveryattempt/"
 @pytest.fixture(autouse=True)
 def one_attempt(settings):
     settings.DELIVERY_RETRY_DELAYS = []  # one attempt: a failure is final at once
-
-
-@pytest.fixture
-def admin_client(client, db):
-    client.force_login(User.objects.create_superuser("admin@example.com", "admin-pass-123"))
-    return client
 
 
 @pytest.fixture

@@ -10,13 +10,6 @@ from tests.fakes import Reply
 
 
 @pytest.fixture
-def admin_client(client, db):
-    admin = User.objects.create_superuser("admin@example.com", "admin-pass-123")
-    client.force_login(admin)
-    return client
-
-
-@pytest.fixture
 def world(user, form, public, allow_private_receiver, settings):
     """One of everything, with a failed delivery."""
     settings.DELIVERY_RETRY_DELAYS = []
