@@ -246,7 +246,8 @@ def invitation_create(*, team: Team, actor: User, email: str, role: str) -> Invi
 @transaction.atomic
 def invitation_delete(*, team: Team, invitation_id: Any, actor: User | None = None) -> None:
     try:
-        invitation = team.invitations.get(pk=invitation_id, accepted_at__isnull=True)
+        invitation = team.invitations.select_for_update().get(pk=invitation_id,
+                                                              accepted_at__isnull=True)
     except (Invitation.DoesNotExist, ValidationError):
         raise Http404 from None
     invitation.delete()
