@@ -213,7 +213,14 @@ def account_leaving(user: User, actor: User | None) -> None:
 
 def account_deleted(sender: Any, instance: User, **kwargs: Any) -> None:
     """pre_delete of a user, whatever deletes it: leaving done already (the admin) finds no
-    team left to leave."""
+    team left to leave. By now Django has collected what the deletion takes, the team forms
+    the account made among it, so a deletion that did not hand them on first (a queryset's,
+    the shell's) is refused rather than taking the team's forms with it."""
+    made = Team.objects.filter(forms__owner=instance).values_list("name", flat=True).first()
+    if made is not None:
+        raise ServiceError("team_forms", f"{instance.email} made forms of the team “{made}”: "
+                           "delete the account in the admin, which hands them on to the team.",
+                           status_code=409)
     account_leaving(instance, None)
 
 
