@@ -28,6 +28,7 @@ def test_a_withdrawal_racing_an_acceptance_does_not_report_success_for_a_join(
     token = mailed_token("new@example.com")
     joiner = make_user("new@example.com")
     accepted = {}
+    threads: list[threading.Thread] = []
     delete = Invitation.delete
 
     def accept_in_between(self, *args, **kwargs):
@@ -38,6 +39,7 @@ def test_a_withdrawal_racing_an_acceptance_does_not_report_success_for_a_join(
             finally:
                 connection.close()
         other = threading.Thread(target=accept)
+        threads.append(other)
         other.start()
         other.join(3)  # held back by a withdrawal that locked the row first
         return delete(self, *args, **kwargs)
@@ -45,6 +47,8 @@ def test_a_withdrawal_racing_an_acceptance_does_not_report_success_for_a_join(
     monkeypatch.setattr(Invitation, "delete", accept_in_between)
     withdrawn = team_crew.api("admin").delete(
         f"/api/v1/teams/{team_crew.team.pk}/invitations/{made.json()['_id']}")
+    for other in threads:  # an acceptance held back answers once the withdrawal commits
+        other.join(10)
 
     joined = team_crew.team.memberships.filter(user=joiner).exists()
     assert accepted["answer"].status_code in (200, 400)
